@@ -1,0 +1,86 @@
+//! The one list of congestion control algorithms. Adding a CCA = one file under
+//! `cc/` plus one line in [`REGISTRY`]; the CLI's `ccbench list ccas`, the spec
+//! validation and the generic property tests all read this list.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::BoxedCca;
+
+/// One tunable parameter of a CCA, for `ccbench list ccas`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ParamInfo {
+    pub name: String,
+    /// The default, as JSON text.
+    pub default: String,
+    pub doc: &'static str,
+}
+
+/// A registered CCA.
+#[derive(Clone, Copy)]
+pub struct CcaInfo {
+    /// Registry name used in specs ("cubic").
+    pub name: &'static str,
+    /// One line: what it is.
+    pub summary: &'static str,
+    /// Where it is specified / which implementation it follows.
+    pub reference: &'static str,
+    /// Its parameters with defaults and docs.
+    pub params: fn() -> Vec<ParamInfo>,
+    /// Build an instance from a JSON object of parameter overrides (may be empty).
+    pub build: fn(&serde_json::Value) -> Result<BoxedCca, String>,
+}
+
+impl std::fmt::Debug for CcaInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CcaInfo").field("name", &self.name).finish()
+    }
+}
+
+/// Every CCA the engine knows, in the order `ccbench list ccas` shows them.
+pub static REGISTRY: &[CcaInfo] = &[
+    super::reno::INFO,
+    super::cubic::INFO,
+];
+
+/// Look up a CCA by name and build it with `params` (a JSON object, or null).
+pub fn build(name: &str, params: &serde_json::Value) -> Result<BoxedCca, String> {
+    match REGISTRY.iter().find(|c| c.name == name) {
+        Some(info) => (info.build)(params),
+        None => Err(format!(
+            "unknown CCA '{}'; known: {}",
+            name,
+            REGISTRY.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// All registered CCAs.
+pub fn list() -> &'static [CcaInfo] {
+    REGISTRY
+}
+
+/// Parse a parameter object into a CCA's `Params` (which must use
+/// `#[serde(default, deny_unknown_fields)]`), with an error naming the CCA and field.
+pub fn parse_params<P: DeserializeOwned + Default>(
+    cca: &str,
+    params: &serde_json::Value,
+) -> Result<P, String> {
+    if params.is_null() {
+        return Ok(P::default());
+    }
+    serde_json::from_value(params.clone()).map_err(|e| format!("parameters of CCA '{cca}': {e}"))
+}
+
+/// Describe `P::default()` as a list of parameters, attaching the given docs
+/// (`(field, doc)`); fields without a doc get an empty one.
+pub fn describe_params<P: Serialize + Default>(docs: &[(&'static str, &'static str)]) -> Vec<ParamInfo> {
+    let value = serde_json::to_value(P::default()).expect("params serialize");
+    let map = value.as_object().cloned().unwrap_or_default();
+    map.into_iter()
+        .map(|(name, default)| {
+            let doc = docs.iter().find(|(n, _)| *n == name).map(|(_, d)| *d).unwrap_or("");
+            ParamInfo { name, default: default.to_string(), doc }
+        })
+        .collect()
+}

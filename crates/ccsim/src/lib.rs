@@ -1,0 +1,26 @@
+//! # ccsim — the ccbench engine
+//!
+//! A deterministic packet-level discrete-event simulator of TCP congestion control.
+//! No Python inside: the `ccsim-py` crate binds it.
+//!
+//! Layers, each depending only on those above it:
+//!
+//! ```text
+//! units      Time (u64 ns), Bytes, Bps and the conversions between them
+//! sim        event queue ordered by (time, seq); seeded RNG streams
+//! net        packets, links (qdisc + transmitter + propagation line), routes
+//! qdisc      queue disciplines behind one trait, accounting in a wrapper
+//! cc         the CCA trait, shared building blocks, one file per algorithm
+//! tcp        sender (scoreboard, RACK-TLP, RTO, PRR, rate samples, pacing), receiver
+//! trace      columnar recorders for flow/queue samples and events
+//! experiment config -> world (dumbbell builder) -> run -> tables
+//! ```
+//!
+//! Contracts: same config + seed + version ⇒ bit-identical output; time never goes
+//! backwards; the event queue holds O(components) entries.
+
+pub mod cc;
+pub mod config;
+pub mod sim;
+pub mod trace;
+pub mod units;
