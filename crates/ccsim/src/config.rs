@@ -95,6 +95,10 @@ pub struct FlowConfig {
     #[serde(default)]
     pub cca_params: serde_json::Value,
     pub start_ns: Time,
+    /// The flow starts at `start_ns` plus a uniform draw from [0, start_jitter_ns),
+    /// taken from the flow's seeded stream (so seeds differ in start offsets).
+    #[serde(default)]
+    pub start_jitter_ns: Time,
     #[serde(default)]
     pub stop_ns: Option<Time>,
     /// Bytes to send; `None` = bulk (unlimited).

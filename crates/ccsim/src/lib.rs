@@ -24,3 +24,13 @@ pub mod config;
 pub mod sim;
 pub mod trace;
 pub mod units;
+pub mod net;
+pub mod qdisc;
+pub mod tcp;
+pub mod experiment;
+
+pub use config::ExperimentConfig;
+pub use experiment::{run, run_json, RunOutput, RunStats};
+
+/// Engine version, recorded in every manifest.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,6 +4,8 @@
 //!
 //! The tables and their columns are documented in `docs/results-format.md`.
 
+pub mod recorder;
+
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Column {

@@ -1,0 +1,79 @@
+//! Packets, links and routes. A packet moves by value through link queues; it
+//! carries its route (an index into the topology's route table) and its position on
+//! it, so forwarding is a table lookup (static routes, precomputed by the builder).
+
+pub mod link;
+
+pub use link::{Link, LinkId};
+
+use crate::units::Time;
+
+/// IP/TCP header bytes on every segment: IPv4 20 + TCP 20 + timestamps option 12,
+/// as on Linux with timestamps on (the default), so MSS 1448 gives 1500-byte packets.
+pub const HEADER_BYTES: u32 = 52;
+/// Maximum SACK blocks in an ACK: 3 fit beside the timestamp option (RFC 2018).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// ECN codepoint of a packet (RFC 3168).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect,
+    Ce,
+}
+
+/// A data segment. Sequence numbers count segments of the flow's MSS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    pub seg: u64,
+    /// Payload bytes (the flow's MSS, or less for the last segment of a finite flow).
+    pub len: u32,
+    /// Sender timestamp (TSval), echoed by the receiver for undo.
+    pub tsval: Time,
+    pub is_retrans: bool,
+    /// Congestion Window Reduced: the sender reacted to an ECN echo (RFC 3168).
+    pub cwr: bool,
+}
+
+/// An acknowledgment with SACK information.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    /// Next segment expected (cumulative ACK).
+    pub cum: u64,
+    /// SACK blocks [start, end) in segments, most recent first; `n_sack` are valid.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub n_sack: u8,
+    /// The ACK reports a duplicate segment (D-SACK, RFC 2883).
+    pub dsack: bool,
+    /// ECN echo.
+    pub ece: bool,
+    /// Timestamp echo reply (TSecr).
+    pub tsecr: Time,
+    /// The ACK was delayed by the receiver's delayed-ACK logic.
+    pub delayed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload {
+    Data(Segment),
+    Ack(Ack),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet {
+    pub flow: u32,
+    /// Bytes on the wire (payload + headers), used for serialization and queues.
+    pub wire_bytes: u32,
+    /// Index into the topology's route table, and the hop the packet is on.
+    pub route: u32,
+    pub hop: u8,
+    pub ecn: Ecn,
+    pub payload: Payload,
+}
+
+impl Packet {
+    pub fn is_data(&self) -> bool {
+        matches!(self.payload, Payload::Data(_))
+    }
+}
