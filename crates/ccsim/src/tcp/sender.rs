@@ -92,7 +92,6 @@ pub enum SenderEvent {
 /// Scoreboard entry of one outstanding segment.
 #[derive(Debug, Clone, Copy)]
 struct Seg {
-    len: u32,
     /// Time of the latest (re)transmission.
     xmit_time: Time,
     sacked: bool,
@@ -1118,7 +1117,6 @@ impl Sender {
             _ => self.params.mss,
         };
         let snapshot = Seg {
-            len,
             xmit_time: now,
             sacked: false,
             lost: false,

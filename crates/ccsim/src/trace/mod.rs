@@ -39,6 +39,20 @@ pub struct Table {
 }
 
 impl Table {
+    /// Equality of every value's bit pattern (so NaN equals NaN), for determinism checks.
+    pub fn bit_identical(&self, other: &Table) -> bool {
+        self.columns.len() == other.columns.len()
+            && self.columns.iter().zip(&other.columns).all(|((n1, c1), (n2, c2))| {
+                n1 == n2
+                    && match (c1, c2) {
+                        (Column::F64(a), Column::F64(b)) => {
+                            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+                        }
+                        _ => c1 == c2,
+                    }
+            })
+    }
+
     pub fn num_rows(&self) -> usize {
         self.columns.first().map(|(_, c)| c.len()).unwrap_or(0)
     }
