@@ -52,8 +52,11 @@ struct FlowRt {
     ecn: bool,
     start: Time,
     started: bool,
-    sender_wake: Option<Time>,
-    receiver_wake: Option<Time>,
+    /// Times of this flow's sender / receiver wakeups still in the event queue.
+    /// A new wakeup is scheduled only if none of these is at or before it (an
+    /// early wakeup just re-evaluates), so each flow keeps O(1) pending events.
+    sender_wakes: Vec<Time>,
+    receiver_wakes: Vec<Time>,
     delivered_at_warmup: u64,
     completion_recorded: bool,
     finished_at: Option<Time>,
@@ -200,8 +203,8 @@ impl<'a> World<'a> {
             ecn: f.ecn,
             start: f.start_ns + jitter,
             started: false,
-            sender_wake: None,
-            receiver_wake: None,
+            sender_wakes: Vec::new(),
+            receiver_wakes: Vec::new(),
             delivered_at_warmup: 0,
             completion_recorded: false,
             finished_at: None,
@@ -268,10 +271,7 @@ impl<'a> World<'a> {
             }
             Event::SenderTimer(f) => {
                 let flow = &mut self.flows[f as usize];
-                if flow.sender_wake != Some(now) {
-                    return; // superseded by an earlier wakeup
-                }
-                flow.sender_wake = None;
+                take_wake(&mut flow.sender_wakes, now);
                 let mut out = std::mem::take(&mut self.seg_buf);
                 flow.sender.on_timer(now, &mut out);
                 self.emit_segments(now, f, &mut out);
@@ -280,10 +280,7 @@ impl<'a> World<'a> {
             }
             Event::ReceiverTimer(f) => {
                 let flow = &mut self.flows[f as usize];
-                if flow.receiver_wake != Some(now) {
-                    return;
-                }
-                flow.receiver_wake = None;
+                take_wake(&mut flow.receiver_wakes, now);
                 if let Some(ack) = flow.receiver.on_timer(now) {
                     self.emit_ack(now, f, ack);
                 }
@@ -444,8 +441,8 @@ impl<'a> World<'a> {
         }
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
-            if flow.sender_wake.is_none_or(|w| t < w) {
-                flow.sender_wake = Some(t);
+            if !flow.sender_wakes.iter().any(|&w| w <= t) {
+                flow.sender_wakes.push(t);
                 self.q.schedule(t, Event::SenderTimer(f));
             }
         }
@@ -454,8 +451,8 @@ impl<'a> World<'a> {
     fn resched_receiver(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
         if let Some(t) = flow.receiver.delack_deadline {
-            if flow.receiver_wake.is_none_or(|w| t < w) {
-                flow.receiver_wake = Some(t);
+            if !flow.receiver_wakes.iter().any(|&w| w <= t) {
+                flow.receiver_wakes.push(t);
                 self.q.schedule(t, Event::ReceiverTimer(f));
             }
         }
@@ -542,6 +539,13 @@ impl<'a> World<'a> {
             events: self.events.finish(),
             stats: self.stats,
         }
+    }
+}
+
+/// Forget the pending wakeup at `now` (it is being handled).
+fn take_wake(wakes: &mut Vec<Time>, now: Time) {
+    if let Some(i) = wakes.iter().position(|&w| w == now) {
+        wakes.swap_remove(i);
     }
 }
 

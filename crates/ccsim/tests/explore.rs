@@ -34,3 +34,23 @@ fn explore() {
     println!("queue {}", s.join(" "));
     assert_conservation(&out);
 }
+
+#[test]
+#[ignore]
+fn explore_bbr_model() {
+    let cca = std::env::var("CCA").unwrap_or("bbr1".into());
+    let buf: f64 = std::env::var("BUF").map(|v| v.parse().unwrap()).unwrap_or(4.0);
+    let mut cfg = dumbbell(100, &[100], buf);
+    cfg.duration_ns = secs(12);
+    cfg.flows.push(flow(0, &cca, 0));
+    let out = ccsim::run(&cfg).unwrap();
+    let ts = &out.flow_ts;
+    let (t, bw, pr, cw, inf, mr) = (ts.u64s("time_ns"), ts.f64s("cc_bw_bps"), ts.u64s("pacing_rate_bps"), ts.u64s("cwnd_pkts"), ts.u64s("inflight_pkts"), ts.f64s("cc_min_rtt_ns"));
+    let g = ts.f64s("cc_pacing_gain");
+    let q = out.queue_ts.u64s("backlog_pkts");
+    let st = match ts.column("cc_state").unwrap() { ccsim::trace::Column::Dict{codes, values} => codes.iter().map(|&c| values[c as usize].clone()).collect::<Vec<_>>(), _ => panic!() };
+    for i in (0..t.len()).step_by(4) {
+        println!("t={:.1} {} bw={:.1} pacing={:.1} gain={:.2} cwnd={} inflight={} minrtt={:.1} q={}", t[i] as f64/1e9, st[i], bw[i]/1e6, pr[i] as f64/1e6, g[i], cw[i], inf[i], mr[i]/1e6, q[2*i]);
+    }
+    println!("max pending events {}", out.stats.max_pending_events);
+}

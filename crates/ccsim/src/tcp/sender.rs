@@ -355,6 +355,7 @@ impl Sender {
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
         let mut acc = RateAcc::default();
+        acc.rs.prior_in_flight = prior_in_flight;
         let mut sack_first_xmit: Option<Time> = None;
 
         // --- SACK blocks (`tcp_sacktag_write_queue`).
@@ -629,7 +630,7 @@ impl Sender {
         if delivered > 0 {
             self.tp.delivered_time = now;
         }
-        let mut rs = acc.rs;
+        let mut rs = acc.rs; // carries prior_in_flight even without a valid sample
         rs.acked_sacked = delivered;
         rs.losses = lost;
         rs.rtt = rtt;
