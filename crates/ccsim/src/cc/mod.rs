@@ -19,10 +19,14 @@
 //! per-packet arithmetic such as CUBIC's `cnt` and BBR's quanta match the reference.
 //! A CCA must never inspect the scoreboard or detect loss itself.
 
+pub mod bbr1;
+pub mod bbr2;
+pub mod bbr3;
 pub mod common;
 pub mod cubic;
 pub mod registry;
 pub mod reno;
+pub mod testing;
 
 use crate::sim::SimRng;
 use crate::units::Time;

@@ -41,6 +41,9 @@ impl std::fmt::Debug for CcaInfo {
 pub static REGISTRY: &[CcaInfo] = &[
     super::reno::INFO,
     super::cubic::INFO,
+    super::bbr1::INFO,
+    super::bbr2::INFO,
+    super::bbr3::INFO,
 ];
 
 /// Look up a CCA by name and build it with `params` (a JSON object, or null).

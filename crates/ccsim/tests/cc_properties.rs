@@ -1,0 +1,149 @@
+//! Property tests over every registered CCA (s2n-quic's fuzz harness, as proptest).
+//!
+//! Random sequences of sender events — sends, ACKs (with and without ECN echo),
+//! losses, timeouts, spurious-loss undos, idle time, app-limited periods and
+//! stretches of a bulk transfer over a random path — run through
+//! [`TimelineHarness`] for each entry of [`REGISTRY`], so a CCA added to the
+//! registry is covered without touching this file. After every event:
+//!
+//! * no panic;
+//! * cwnd ≥ 1 and ≤ `cwnd_clamp`, both as the CCA left it (the harness records a
+//!   violation before clamping) and after;
+//! * the pacing rate is positive (no hook ever set it to 0);
+//! * ssthresh ≥ 1 and in-flight accounting is consistent;
+//! * `metrics().state` is a non-empty name.
+//!
+//! `CCSIM_CCA=cubic,bbr1 cargo test --test cc_properties` restricts the run to
+//! those registry names while working on one algorithm (default: all of them).
+
+use ccsim::cc::testing::TimelineHarness;
+use ccsim::cc::{CcaInfo, REGISTRY};
+use ccsim::units::{ms, us};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+/// Keeps windows (and so the work per case) bounded: a bulk round sends cwnd packets.
+const CWND_CLAMP: u32 = 2_000;
+const MSS: u32 = 1448;
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Transmit n segments now, ignoring cwnd.
+    Send(u32),
+    /// One ACK of the n oldest segments in flight.
+    Ack(u32),
+    /// One ACK with ECE set.
+    Ecn(u32),
+    /// The n oldest segments in flight are lost.
+    Lose(u32),
+    Rto,
+    Undo,
+    EndRecovery,
+    /// Idle time, µs.
+    AdvanceTime(u64),
+    /// The application runs out of data.
+    AppLimited,
+    /// n ACKs of a bulk transfer over the path.
+    Steps(u32),
+    /// Change the path RTT, ms.
+    SetRtt(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0u32..40).prop_map(Op::Send),
+        4 => (0u32..40).prop_map(Op::Ack),
+        1 => (0u32..10).prop_map(Op::Ecn),
+        2 => (1u32..8).prop_map(Op::Lose),
+        1 => Just(Op::Rto),
+        1 => Just(Op::Undo),
+        1 => Just(Op::EndRecovery),
+        3 => prop_oneof![0u64..2_000, 0u64..2_000_000, 0u64..20_000_000].prop_map(Op::AdvanceTime),
+        1 => Just(Op::AppLimited),
+        3 => (1u32..300).prop_map(Op::Steps),
+        1 => (1u64..400).prop_map(Op::SetRtt),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct Path {
+    rtt_ms: u64,
+    bottleneck_pps: Option<f64>,
+    initial_cwnd: u32,
+}
+
+fn path() -> impl Strategy<Value = Path> {
+    (1u64..300, proptest::option::of(50.0f64..50_000.0), 1u32..=20)
+        .prop_map(|(rtt_ms, bottleneck_pps, initial_cwnd)| Path { rtt_ms, bottleneck_pps, initial_cwnd })
+}
+
+fn apply(h: &mut TimelineHarness, op: &Op) {
+    match *op {
+        Op::Send(n) => {
+            h.send(n);
+        }
+        Op::Ack(n) => h.ack(n),
+        Op::Ecn(n) => h.ack_ece(n),
+        Op::Lose(n) => h.lose(n),
+        Op::Rto => h.rto(),
+        Op::Undo => h.undo(),
+        Op::EndRecovery => h.end_recovery(),
+        Op::AdvanceTime(d) => h.advance(us(d)),
+        Op::AppLimited => h.mark_app_limited(),
+        Op::Steps(n) => {
+            for _ in 0..n {
+                if !h.step() {
+                    break;
+                }
+            }
+        }
+        Op::SetRtt(r) => h.set_rtt(ms(r)),
+    }
+}
+
+fn check(h: &TimelineHarness, cca: &str, i: usize, op: &Op) -> Result<(), TestCaseError> {
+    let tp = h.tp();
+    let at = format!("CCA '{cca}' after op #{i} {op:?} (t = {} ns)", tp.now);
+    prop_assert!(h.violations().is_empty(), "{at}: hook contract violated: {:?}", h.violations());
+    prop_assert!(tp.cwnd >= 1 && tp.cwnd <= tp.cwnd_clamp, "{at}: cwnd {} outside [1, {}]", tp.cwnd, tp.cwnd_clamp);
+    prop_assert!(tp.pacing_rate > 0, "{at}: pacing rate 0");
+    prop_assert!(tp.ssthresh >= 1, "{at}: ssthresh 0");
+    prop_assert!(tp.in_flight <= tp.packets_out, "{at}: in_flight {} > packets_out {}", tp.in_flight, tp.packets_out);
+    prop_assert!(tp.retrans_out <= tp.in_flight, "{at}: retrans_out {} > in_flight {}", tp.retrans_out, tp.in_flight);
+    let state = h.cca().metrics(tp).state;
+    prop_assert!(!state.is_empty(), "{at}: metrics().state is empty");
+    prop_assert!(
+        state.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+        "{at}: state name {state:?} is not a snake_case identifier"
+    );
+    Ok(())
+}
+
+fn run(info: &CcaInfo, p: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
+    let cca = (info.build)(&serde_json::Value::Null)
+        .map_err(|e| TestCaseError::fail(format!("CCA '{}' does not build with defaults: {e}", info.name)))?;
+    let mut h = TimelineHarness::new(cca, MSS, p.initial_cwnd).with_rtt(ms(p.rtt_ms)).with_cwnd_clamp(CWND_CLAMP);
+    if let Some(pps) = p.bottleneck_pps {
+        h = h.with_bottleneck_pps(pps);
+    }
+    check(&h, info.name, 0, &Op::AdvanceTime(0))?;
+    for (i, op) in ops.iter().enumerate() {
+        apply(&mut h, op);
+        check(&h, info.name, i + 1, op)?;
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_registered_cca_keeps_its_invariants(p in path(), ops in vec(op(), 1..40)) {
+        prop_assert!(!REGISTRY.is_empty());
+        let only = std::env::var("CCSIM_CCA").ok();
+        let selected = |name: &str| only.as_deref().is_none_or(|o| o.split(',').any(|n| n.trim() == name));
+        for info in REGISTRY.iter().filter(|i| selected(i.name)) {
+            run(info, &p, &ops)?;
+        }
+    }
+}
