@@ -19,7 +19,7 @@ done
 ns3_src="${NS3_DIR:-$root/../shared/tools/ns3}"
 if [ -d "$ns3_src" ]; then
   # shared/ may be read-only and build.sh compiles in place: build in a scratch copy.
-  ns3="$(mktemp -d)"; cp -r "$ns3_src"/. "$ns3"/
+  ns3="$(mktemp -d)"; cp -a "$ns3_src"/. "$ns3"/
   "$ns3/bench.sh" "$out/ns3" "${scenarios[@]}"
 else
   echo "ns-3 yardstick not found at $ns3_src; skipping the comparison" >&2

@@ -157,3 +157,37 @@ fn same_seed_is_bit_identical_and_another_seed_differs() {
     assert_ne!(a.flows.u64s("start_ns"), c.flows.u64s("start_ns"), "start jitter must depend on the seed");
     assert!(!a.events.bit_identical(&c.events));
 }
+
+/// Goodput ceiling of a link: payload share of each 1500-byte packet.
+fn goodput_ceiling(rate_bps: f64) -> f64 {
+    rate_bps * 1448.0 / 1500.0
+}
+
+#[test]
+fn one_cubic_flow_fills_a_100mbit_100ms_link_with_1bdp_buffer() {
+    let mut cfg = dumbbell(100, &[100], 1.0);
+    cfg.duration_ns = secs(60);
+    cfg.warmup_ns = secs(10);
+    cfg.flows.push(flow(0, "cubic", 0));
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let g = goodputs(&cfg, &out)[0];
+    let utilization = g / goodput_ceiling(100e6);
+    println!("cubic goodput {:.2} Mbit/s, utilization {utilization:.3}", g / 1e6);
+    assert!(utilization >= 0.95, "utilization {utilization:.3}");
+}
+
+#[test]
+fn two_cubic_flows_with_equal_rtt_share_fairly() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(60);
+    cfg.warmup_ns = secs(10);
+    cfg.flows.push(flow(0, "cubic", 0));
+    cfg.flows.push(flow(0, "cubic", secs(2)));
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let g = goodputs(&cfg, &out);
+    let j = jain(&g);
+    println!("cubic goodputs {:?} Mbit/s, Jain {j:.4}", g.iter().map(|x| x / 1e6).collect::<Vec<_>>());
+    assert!(j >= 0.95, "Jain's index {j:.4}");
+}
