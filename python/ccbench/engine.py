@@ -1,0 +1,164 @@
+"""The one place that talks to the compiled engine, ``ccbench._core``.
+
+``_core`` is imported lazily, on first use, so that ``import ccbench`` (and everything
+that does not run a simulation: spec validation with a given CCA catalog, results
+loading, metrics) works in a checkout where the extension has not been built.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+__all__ = [
+    "CcaCatalog",
+    "CcaInfo",
+    "CcaParam",
+    "EngineError",
+    "EngineUnavailable",
+    "catalog",
+    "core",
+    "engine_version",
+    "run_config",
+]
+
+HEADER_BYTES = 52
+"""IP + TCP + timestamp-option header bytes of every segment. Mirrors
+``HEADER_BYTES`` in ``crates/ccsim/src/net/mod.rs`` (MSS 1448 gives 1500-byte packets);
+used to turn a buffer in bytes into packets and back."""
+
+
+class EngineUnavailable(ImportError):
+    """The compiled engine (``ccbench._core``) is not built or cannot be loaded."""
+
+
+class EngineError(ValueError):
+    """The engine rejected a configuration or failed while running it."""
+
+
+def core() -> ModuleType:
+    """Import and return ``ccbench._core``, with a clear error when it is not built."""
+    try:
+        return importlib.import_module("ccbench._core")
+    except ImportError as e:
+        raise EngineUnavailable(
+            f"the simulation engine (ccbench._core) is not available ({e}); build it with 'make install'"
+        ) from e
+
+
+def engine_available() -> bool:
+    try:
+        core()
+    except EngineUnavailable:
+        return False
+    return True
+
+
+def engine_version() -> str:
+    return str(core().engine_version())
+
+
+@dataclass(frozen=True)
+class CcaParam:
+    """One tunable parameter of a CCA: name, default (a JSON value) and doc line."""
+
+    name: str
+    default: Any
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class CcaInfo:
+    """A registered CCA, as ``_core.list_ccas()`` describes it."""
+
+    name: str
+    summary: str = ""
+    reference: str = ""
+    params: tuple[CcaParam, ...] = ()
+
+
+@dataclass(frozen=True)
+class CcaCatalog:
+    """The CCAs a spec may name, and a check of their parameters.
+
+    :meth:`from_engine` reads the engine's registry and uses ``_core.check_cca`` for
+    parameters; tests build one from a list of :class:`CcaInfo`, which then checks
+    only parameter names.
+    """
+
+    ccas: tuple[CcaInfo, ...]
+    use_engine_check: bool = field(default=False)
+
+    @classmethod
+    def from_engine(cls) -> CcaCatalog:
+        raw = json.loads(core().list_ccas())
+        ccas = tuple(
+            CcaInfo(
+                name=c["name"],
+                summary=c.get("summary", ""),
+                reference=c.get("reference", ""),
+                params=tuple(
+                    CcaParam(
+                        p["name"],
+                        json.loads(p["default"]) if isinstance(p["default"], str) else p["default"],
+                        p.get("doc", ""),
+                    )
+                    for p in c.get("params", [])
+                ),
+            )
+            for c in raw
+        )
+        return cls(ccas, use_engine_check=True)
+
+    @classmethod
+    def of(cls, ccas: Sequence[CcaInfo | str]) -> CcaCatalog:
+        return cls(tuple(CcaInfo(c) if isinstance(c, str) else c for c in ccas))
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.ccas]
+
+    def get(self, name: str) -> CcaInfo | None:
+        return next((c for c in self.ccas if c.name == name), None)
+
+    def check(self, name: str, params: dict[str, Any]) -> None:
+        """Raise ``ValueError`` naming the problem if ``params`` do not fit CCA ``name``."""
+        info = self.get(name)
+        if info is None:
+            raise ValueError(f"{name!r} is not a known CCA; known: {', '.join(self.names())}")
+        if self.use_engine_check:
+            core().check_cca(name, json.dumps(params))
+            return
+        known = [p.name for p in info.params]
+        for key in params:
+            if key not in known:
+                raise ValueError(
+                    f"{key!r} is not a parameter of CCA {name!r}; known: {', '.join(known) if known else '(none)'}"
+                )
+
+
+@cache
+def _engine_catalog() -> CcaCatalog:
+    return CcaCatalog.from_engine()
+
+
+def catalog() -> CcaCatalog | None:
+    """The engine's CCA catalog, or ``None`` when the engine is not built."""
+    try:
+        return _engine_catalog()
+    except EngineUnavailable:
+        return None
+
+
+def run_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Run a resolved engine configuration; returns the binding's raw result dict."""
+    text = json.dumps(config)
+    mod = core()
+    try:
+        return mod.run(text)  # type: ignore[no-any-return]
+    except ValueError as e:
+        raise EngineError(f"the engine rejected the configuration: {e}") from e
