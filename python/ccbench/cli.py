@@ -135,8 +135,8 @@ def _print_summary(result: Any, target: Path) -> None:
         ("Jain's index (all flows)", _num(s["jain"])),
         *([("Jain's index (per sender)", _num(s["jain_senders"]))] if math.isfinite(s["jain_senders"]) else []),
         ("utilization", _num(s["utilization"])),
-        ("retransmissions", f"{s['retransmissions']} ({_num(s['retransmission_pct'], '{:.2f}')}% of delivered)"),
-        ("bottleneck drops", f"{s['drops']} ({_num(s['drop_pct'], '{:.2f}')}% of arrivals)"),
+        ("retransmissions (whole run)", f"{s['retransmissions']} ({_num(s['retransmission_pct'], '{:.2f}')}% of delivered)"),
+        ("bottleneck drops (window)", f"{s['drops']} ({_num(s['drop_pct'], '{:.2f}')}% of arrivals)"),
         ("wall time", f"{result.manifest.get('wall_time_s', float('nan')):.2f} s"),
         ("results", str(target)),
     ]
