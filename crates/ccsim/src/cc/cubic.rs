@@ -607,11 +607,11 @@ mod tests {
         let mut h = TimelineHarness::new(cubic(json!({})), 1448, 10).with_rtt(ms(50));
         h.run_rounds(2);
         assert_eq!(h.tp().cwnd, 40);
-        assert_eq!(h.tp().ssthresh, u32::MAX, "flat delay: still in slow start");
+        assert_eq!(h.tp().ssthresh, crate::cc::INFINITE_SSTHRESH, "flat delay: still in slow start");
         // Queueing starts: +10 ms exceeds delay_min + clamp(50/8 ms, 4, 16) = 56.25 ms.
         h.set_rtt(ms(60));
         let mut steps = 0;
-        while h.tp().ssthresh == u32::MAX {
+        while h.tp().ssthresh == crate::cc::INFINITE_SSTHRESH {
             assert!(h.step() && steps < 1_000, "HyStart never fired");
             steps += 1;
         }
@@ -626,7 +626,7 @@ mod tests {
         let mut h = TimelineHarness::new(cubic(json!({})), 1448, 10).with_rtt(ms(50));
         h.run_rounds(7);
         assert_eq!(h.tp().cwnd, 1280);
-        assert_eq!(h.tp().ssthresh, u32::MAX);
+        assert_eq!(h.tp().ssthresh, crate::cc::INFINITE_SSTHRESH);
         assert_eq!(h.cca().metrics(h.tp()).state, "slow_start");
     }
 
@@ -640,7 +640,7 @@ mod tests {
             .with_rtt(ms(100))
             .with_bottleneck_pps(1000.0);
         let mut steps = 0;
-        while h.tp().ssthresh == u32::MAX {
+        while h.tp().ssthresh == crate::cc::INFINITE_SSTHRESH {
             assert!(h.step() && steps < 10_000, "ACK train never detected");
             steps += 1;
         }

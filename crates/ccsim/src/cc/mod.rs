@@ -86,7 +86,7 @@ pub struct TcpState {
     /// Congestion window in packets (`snd_cwnd`). Never below 1... the sender
     /// clamps to `[1, cwnd_clamp]` after each hook.
     pub cwnd: u32,
-    /// Slow-start threshold in packets (`snd_ssthresh`). `u32::MAX` = infinite.
+    /// Slow-start threshold in packets (`snd_ssthresh`); [`INFINITE_SSTHRESH`] = none yet.
     pub ssthresh: u32,
     /// Sub-packet additive-increase counter (`snd_cwnd_cnt`).
     pub cwnd_cnt: u32,
@@ -133,7 +133,39 @@ pub struct TcpState {
     pub rng: SimRng,
 }
 
+/// Linux `TCP_INFINITE_SSTHRESH`: the slow-start threshold before any congestion.
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
 impl TcpState {
+    /// The state of a fresh connection (Linux `tcp_init_sock`): `initial_cwnd`
+    /// packets, infinite ssthresh, nothing sent, no RTT sample yet.
+    pub fn new(mss: u32, initial_cwnd: u32, cwnd_clamp: u32, pacing_enabled: bool, rng: SimRng) -> Self {
+        Self {
+            cwnd: initial_cwnd.max(1),
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp,
+            pacing_rate: 0,
+            now: 0,
+            mss,
+            ca_state: CaState::Open,
+            prior_cwnd: 0,
+            packets_out: 0,
+            in_flight: 0,
+            retrans_out: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            lost: 0,
+            delivered_time: 0,
+            srtt: 0,
+            min_rtt: Time::MAX,
+            is_cwnd_limited: false,
+            app_limited: 0,
+            pacing_enabled,
+            rng,
+        }
+    }
+
     /// `tcp_in_slow_start`.
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

@@ -62,8 +62,7 @@ use super::{AckSample, BoxedCca, CaEvent, CaState, RateSample, TcpState};
 use crate::sim::rng::{stream, Component};
 use crate::units::{ms, secs, Time, NS_PER_SEC};
 
-/// Linux `TCP_INFINITE_SSTHRESH` as [`TcpState`] spells it.
-const INFINITE_SSTHRESH: u32 = u32::MAX;
+use super::INFINITE_SSTHRESH;
 /// Window of the min-RTT filter (`sysctl_tcp_min_rtt_wlen`, 300 s).
 const MIN_RTT_WINDOW: Time = secs(300);
 /// Default path RTT of the harness.
@@ -76,30 +75,7 @@ const PACING_CA_RATIO: u64 = 120;
 /// A [`TcpState`] as a fresh connection has it (Linux `tcp_init_sock` defaults:
 /// infinite ssthresh, no RTT sample yet, cwnd clamp "unlimited").
 pub fn tcp_state(mss: u32, initial_cwnd: u32) -> TcpState {
-    TcpState {
-        cwnd: initial_cwnd.max(1),
-        ssthresh: INFINITE_SSTHRESH,
-        cwnd_cnt: 0,
-        cwnd_clamp: u32::MAX,
-        pacing_rate: 0,
-        now: 0,
-        mss,
-        ca_state: CaState::Open,
-        prior_cwnd: 0,
-        packets_out: 0,
-        in_flight: 0,
-        retrans_out: 0,
-        delivered: 0,
-        delivered_ce: 0,
-        lost: 0,
-        delivered_time: 0,
-        srtt: 0,
-        min_rtt: Time::MAX,
-        is_cwnd_limited: false,
-        app_limited: 0,
-        pacing_enabled: false,
-        rng: stream(0, Component::Cca, 0),
-    }
+    TcpState::new(mss, initial_cwnd, u32::MAX, false, stream(0, Component::Cca, 0))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -38,8 +38,7 @@ use crate::sim::SimRng;
 use crate::tcp::rtt::{RttEstimator, RTO_INIT, RTO_MAX};
 use crate::units::{ms, Time};
 
-/// Linux `TCP_INFINITE_SSTHRESH`.
-pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+pub use crate::cc::INFINITE_SSTHRESH;
 /// Linux default `tcp_reordering`: SACKed segments that make RACK drop its window.
 const REORDERING: u32 = 3;
 /// Linux `TCP_DELACK_MAX`, used by TLP when a single segment is outstanding.
@@ -197,30 +196,13 @@ impl Sender {
     pub fn new(params: SenderParams, cca: BoxedCca, rng: SimRng) -> Self {
         let total_segs = params.size_bytes.map(|b| b.div_ceil(params.mss as u64));
         let model_based = cca.has_cong_control();
-        let tp = TcpState {
-            cwnd: params.initial_cwnd,
-            ssthresh: INFINITE_SSTHRESH,
-            cwnd_cnt: 0,
-            cwnd_clamp: params.rwnd_segs.max(2),
-            pacing_rate: 0,
-            now: 0,
-            mss: params.mss,
-            ca_state: CaState::Open,
-            prior_cwnd: 0,
-            packets_out: 0,
-            in_flight: 0,
-            retrans_out: 0,
-            delivered: 0,
-            delivered_ce: 0,
-            lost: 0,
-            delivered_time: 0,
-            srtt: 0,
-            min_rtt: Time::MAX,
-            is_cwnd_limited: false,
-            app_limited: 0,
-            pacing_enabled: params.pacing || model_based,
+        let tp = TcpState::new(
+            params.mss,
+            params.initial_cwnd,
+            params.rwnd_segs.max(2),
+            params.pacing || model_based,
             rng,
-        };
+        );
         Self {
             rtt: RttEstimator::new(params.min_rto),
             params,

@@ -465,7 +465,7 @@ impl CongestionControl for Bbr1 {
     /// `bbr_init`.
     fn init(&mut self, tp: &mut TcpState) {
         self.prior_cwnd = 0;
-        tp.ssthresh = u32::MAX;
+        tp.ssthresh = crate::cc::INFINITE_SSTHRESH;
         self.round = RoundCounter::default();
         self.prev_ca_state = CaState::Open;
         self.packet_conservation = false;

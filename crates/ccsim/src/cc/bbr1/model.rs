@@ -76,6 +76,21 @@ impl Bbr1 {
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain × initial cwnd / RTT (srtt, or a
     /// nominal 1 ms before any sample).
+    ///
+    /// Linux behaviour, kept: a zero pacing rate. `bw = cwnd << 24 / srtt_us`
+    /// truncates to 0 once srtt exceeds cwnd × 2^24 µs (cwnd × 16.78 s, e.g. cwnd
+    /// 1 and an RTT sample of 16 777 217 µs), and `bbr_update_bw` likewise stores
+    /// a 0 sample when fewer than one packet per 2^24 µs was delivered. Both give
+    /// `sk_pacing_rate = 0` in Linux (`bbr_rate_bytes_per_sec(0) = 0`; before the
+    /// pipe is full `bbr_set_pacing_rate` only raises the rate, after it it copies
+    /// it). Linux's TCP-internal pacing (`tcp_update_skb_after_send`) and our
+    /// sender treat a pacing rate of 0 as *unpaced*, so the flow is then limited
+    /// by cwnd only (BDP 0 → `cwnd_min_target`), and the first sample of at least
+    /// one packet per 2^24 µs makes the rate positive again. We do not clamp to
+    /// 1 B/s: that would pace one 1448-byte packet per ~24 minutes, which is not
+    /// what Linux does. With the default gains and MSS, the pacing rate BBRv1
+    /// sets is 0 exactly when its bandwidth model ([`Self::bw`], reported as
+    /// `bw_bps`) is 0; the property test checks that condition.
     pub(super) fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpState) {
         let rtt_us = if tp.srtt != 0 {
             self.has_seen_rtt = true;

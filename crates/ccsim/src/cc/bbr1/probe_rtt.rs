@@ -19,7 +19,12 @@ impl Bbr1 {
         let filter_expired = tp.now > self.min_rtt_stamp.saturating_add(self.c.min_rtt_win);
         if let Some(rtt) = rs.rtt {
             let rtt_us = ns_to_us32(rtt);
-            if rtt_us <= self.min_rtt_us || (filter_expired && !rs.is_ack_delayed) {
+            // Strictly lower, as mainline since v5.10 (commit "tcp: only postpone
+            // PROBE_RTT if RTT is < current min_rtt estimate", Nov 2020; the 2016
+            // original had `<=`). With `<=`, samples equal to the minimum (usual
+            // on a fixed-delay path, or with ms-granular timestamp RTTs during
+            // recovery) keep refreshing the stamp and ProbeRTT never happens.
+            if rtt_us < self.min_rtt_us || (filter_expired && !rs.is_ack_delayed) {
                 self.min_rtt_us = rtt_us;
                 self.min_rtt_stamp = tp.now;
             }

@@ -21,30 +21,9 @@ use crate::units::{ms, secs};
 const MSS: u32 = 1500;
 
 fn tcp_state(seed: u64) -> TcpState {
-    TcpState {
-        cwnd: 10,
-        ssthresh: u32::MAX,
-        cwnd_cnt: 0,
-        cwnd_clamp: u32::MAX,
-        pacing_rate: 0,
-        now: 0,
-        mss: MSS,
-        ca_state: CaState::Open,
-        prior_cwnd: 0,
-        packets_out: 0,
-        in_flight: 0,
-        retrans_out: 0,
-        delivered: 0,
-        delivered_ce: 0,
-        lost: 0,
-        delivered_time: 0,
-        srtt: 0,
-        min_rtt: Time::MAX,
-        is_cwnd_limited: true,
-        app_limited: 0,
-        pacing_enabled: true,
-        rng: stream(seed, Component::Cca, 0),
-    }
+    let mut tp = TcpState::new(MSS, 10, u32::MAX, true, stream(seed, Component::Cca, 0));
+    tp.is_cwnd_limited = true;
+    tp
 }
 
 fn g(x: u32) -> f64 {
@@ -615,6 +594,29 @@ fn timeline_probe_bw_cycles_gains_in_order_each_min_rtt() {
     }
 }
 
+/// Mainline (since v5.10) refreshes the min-RTT stamp only on a *strictly* lower
+/// sample: on a fixed path every later sample equals the minimum, and ProbeRTT
+/// must still come 10 s after the minimum was first seen (with `<=` it never
+/// came).
+#[test]
+fn timeline_equal_rtt_samples_do_not_postpone_probe_rtt() {
+    let mut sim = PathSim::new(10_000, ms(20), 11);
+    let mut stamp = 0;
+    let mut entered: Option<Time> = None;
+    sim.run_until(secs(12), |cc, tp| {
+        if entered.is_none() {
+            if matches!(cc.mode(), Mode::ProbeRtt { .. }) {
+                entered = Some(tp.now);
+            } else {
+                stamp = cc.min_rtt_stamp;
+            }
+        }
+    });
+    let entered = entered.expect("no ProbeRTT within 12 s on a fixed-delay path");
+    assert!(stamp < secs(1), "equal RTT samples refreshed the min_rtt stamp (last at {stamp} ns)");
+    assert!(entered > stamp + secs(10) && entered <= stamp + secs(10) + ms(1), "entered {entered}, stamp {stamp}");
+}
+
 #[test]
 fn timeline_probe_rtt_after_ten_seconds_without_new_min_rtt() {
     let mut sim = PathSim::new(10_000, ms(20), 11);
@@ -757,4 +759,32 @@ fn harness_rto_restarts_from_one_packet_and_restores_on_exit() {
     assert!(h.tp().cwnd >= before, "cwnd {} not restored to {before}", h.tp().cwnd);
     assert!(h.violations().is_empty(), "{:?}", h.violations());
     assert!(["startup", "drain", "probe_bw", "probe_rtt"].contains(&h.cca().metrics(h.tp()).state));
+}
+
+/// Linux arithmetic, kept: with cwnd 1 and an RTT sample above 2^24 µs both the
+/// srtt-based initial rate and the first bw sample truncate to 0 packets/µs << 24,
+/// so the pacing rate becomes 0 (unpaced), exactly as `tcp_bbr.c` computes; one
+/// µs less and it is positive. The rate recovers with the next non-zero sample.
+/// (Minimal case of the `cc_properties` regression seed.)
+#[test]
+fn pacing_rate_is_zero_exactly_when_bw_truncates_to_zero_as_in_linux() {
+    use crate::cc::testing::TimelineHarness;
+    use crate::units::us;
+    for (rtt_us, zero) in [(1u64 << 24, false), ((1 << 24) + 1, true)] {
+        let cca: BoxedCca = Box::new(Bbr1::new(Params::default()).unwrap());
+        let mut h = TimelineHarness::new(cca, 1448, 1).with_rtt(ms(1));
+        assert!(h.tp().pacing_rate > 0);
+        h.send(1);
+        h.advance(us(rtt_us));
+        assert!(h.step());
+        let bw_bps = h.cca().metrics(h.tp()).bw_bps.unwrap();
+        assert_eq!(h.tp().pacing_rate == 0, zero, "rtt {rtt_us} µs: pacing {}", h.tp().pacing_rate);
+        assert_eq!(bw_bps == 0.0, zero, "rtt {rtt_us} µs: bw {bw_bps}");
+        // Unpaced, cwnd-limited at cwnd_min_target; the next samples (1 ms RTT)
+        // give a positive bw and so a positive rate again.
+        for _ in 0..5 {
+            h.step();
+        }
+        assert!(h.tp().pacing_rate > 0 && h.cca().metrics(h.tp()).bw_bps.unwrap() > 0.0);
+    }
 }

@@ -912,7 +912,7 @@ impl CongestionControl for Bbr2 {
         *self = Bbr2::fresh(self.version, self.cfg.clone());
         self.init_cwnd = tp.cwnd.min(0x7F);
         self.prior_cwnd = tp.prior_cwnd;
-        tp.ssthresh = u32::MAX;
+        tp.ssthresh = crate::cc::INFINITE_SSTHRESH;
         // v3 anchors the first round at the current delivered count (v2 at 0).
         self.next_rtt_delivered = if self.v3() { tp.delivered } else { 0 };
         self.probe_rtt_min = tp.min_rtt;

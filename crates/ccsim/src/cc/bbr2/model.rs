@@ -62,6 +62,9 @@ impl Bbr2 {
         rate = rate * gain as u128 >> BBR_SCALE;
         rate *= (1_000_000 / 100 * (100 - margin)) as u128;
         rate >>= BW_SCALE;
+        // Deviation: Linux can return 0 here for a near-zero bw (the sender then
+        // does not pace); we floor at 1 byte/s, which equally means "barely paced"
+        // only in those degenerate cases. bbr1 keeps Linux's 0 (see its model.rs).
         (rate.min(u64::MAX as u128) as u64).max(1)
     }
 

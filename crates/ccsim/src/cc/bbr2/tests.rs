@@ -20,30 +20,9 @@ use crate::units::{ms, secs};
 const MSS: u32 = 1500;
 
 fn tcp_state(seed: u64) -> TcpState {
-    TcpState {
-        cwnd: 10,
-        ssthresh: u32::MAX,
-        cwnd_cnt: 0,
-        cwnd_clamp: u32::MAX,
-        pacing_rate: 0,
-        now: 0,
-        mss: MSS,
-        ca_state: CaState::Open,
-        prior_cwnd: 0,
-        packets_out: 0,
-        in_flight: 0,
-        retrans_out: 0,
-        delivered: 0,
-        delivered_ce: 0,
-        lost: 0,
-        delivered_time: 0,
-        srtt: 0,
-        min_rtt: Time::MAX,
-        is_cwnd_limited: true,
-        app_limited: 0,
-        pacing_enabled: true,
-        rng: stream(seed, Component::Cca, 0),
-    }
+    let mut tp = TcpState::new(MSS, 10, u32::MAX, true, stream(seed, Component::Cca, 0));
+    tp.is_cwnd_limited = true;
+    tp
 }
 
 /// Packets per second in [`Bw`] units (packets/µs << 24).

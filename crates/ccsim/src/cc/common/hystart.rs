@@ -232,7 +232,7 @@ mod tests {
         for i in 0..HYSTART_MIN_SAMPLES {
             assert_eq!(hs.update(&mut tp, &ack(50), 46_000, 40_000), None, "sample {i}");
         }
-        assert_eq!(tp.ssthresh, u32::MAX);
+        assert_eq!(tp.ssthresh, crate::cc::INFINITE_SSTHRESH);
         assert_eq!(hs.update(&mut tp, &ack(50), 46_000, 40_000), Some(HyStartExit::Delay));
         assert_eq!(tp.ssthresh, 32);
         assert!(hs.found());
@@ -248,7 +248,7 @@ mod tests {
         for _ in 0..20 {
             assert_eq!(hs.update(&mut tp, &ack(50), 13_900, 10_000), None);
         }
-        assert_eq!(tp.ssthresh, u32::MAX);
+        assert_eq!(tp.ssthresh, crate::cc::INFINITE_SSTHRESH);
     }
 
     #[test]
