@@ -498,8 +498,7 @@ impl<'a> World<'a> {
         self.stats.data_pkts_in_network = self.links.iter().map(|l| l.data_in_link).sum();
         let duration = self.cfg.duration_ns;
         let TopologyConfig::Dumbbell(d) = &self.cfg.topology;
-        let n = self.flows.len();
-        let mut cols = FlowsColumns::with_capacity(n);
+        let mut cols = FlowsColumns::default();
         for (i, (f, fc)) in self.flows.iter().zip(&self.cfg.flows).enumerate() {
             let c = &f.sender.counters;
             let completed_at = f.receiver.completed_at;
@@ -584,9 +583,6 @@ fn dict(values: &[&str]) -> Column {
 }
 
 impl<'s> FlowsColumns<'s> {
-    fn with_capacity(_n: usize) -> Self {
-        Self::default()
-    }
     fn finish(self) -> Table {
         Table {
             columns: vec![

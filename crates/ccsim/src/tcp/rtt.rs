@@ -4,7 +4,7 @@
 //! rto_min), RTO = srtt + rttvar, clamped to [rto_min, 120 s].
 
 use crate::cc::common::MinFilter;
-use crate::units::{ms, secs, Time};
+use crate::units::{secs, Time};
 
 /// Linux `TCP_RTO_MAX`.
 pub const RTO_MAX: Time = secs(120);
@@ -91,13 +91,13 @@ impl RttEstimator {
         }
         // Linux `__tcp_set_rto`: srtt + rttvar, where rttvar already holds ≥ rto_min.
         self.rto = (self.srtt + self.rttvar.max(self.rto_min)).clamp(self.rto_min, RTO_MAX);
-        let _ = ms(0);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::units::ms;
 
     #[test]
     fn rto_is_srtt_plus_at_least_rto_min() {

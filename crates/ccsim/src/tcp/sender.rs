@@ -341,7 +341,6 @@ impl Sender {
         let mut sack_first_xmit: Option<Time> = None;
 
         // --- SACK blocks (`tcp_sacktag_write_queue`).
-        let mut newly_sacked = false;
         for &(start, end) in &ack.sack[..ack.n_sack as usize] {
             let lo = start.max(self.snd_una);
             let hi = end.min(self.snd_nxt);
@@ -349,7 +348,6 @@ impl Sender {
             while seg < hi {
                 let i = (seg - self.snd_una) as usize;
                 if !self.segs[i].sacked {
-                    newly_sacked = true;
                     if !self.segs[i].ever_retrans {
                         let x = self.segs[i].xmit_time;
                         sack_first_xmit = Some(sack_first_xmit.map_or(x, |f| f.min(x)));
@@ -424,7 +422,7 @@ impl Sender {
         let newly_lost = (self.tp.lost - prior_lost) as u32;
         let rs = self.rate_gen(now, &mut acc, delivered, newly_lost, ca_rtt, ack.delayed);
 
-        self.fastretrans_alert(now, ack, advanced || newly_sacked);
+        self.fastretrans_alert(now, ack);
 
         // --- Retransmission timer (`tcp_set_xmit_timer`).
         if (advanced && !reo_armed) || self.xmit_timer.is_none() {
@@ -808,8 +806,7 @@ impl Sender {
     }
 
     /// `tcp_fastretrans_alert`, reduced to what a non-reordering path needs.
-    fn fastretrans_alert(&mut self, now: Time, ack: &Ack, progress: bool) {
-        let _ = progress;
+    fn fastretrans_alert(&mut self, now: Time, ack: &Ack) {
         // ECN echo: reduce once per window of data (RFC 3168 §6.1.2).
         if ack.ece && self.params.ecn && self.tp.ca_state <= CaState::Disorder {
             self.enter_cwr(now);
