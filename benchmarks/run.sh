@@ -12,7 +12,7 @@ command -v /usr/bin/time >/dev/null || { apt-get update -qq && apt-get install -
 
 for s in "${scenarios[@]}"; do
   echo "=== ccbench $s" >&2
-  /usr/bin/time -v ccbench run "$here/specs/$s.toml" -o "$out/ccbench-$s" \
+  /usr/bin/time -v ccbench run "$here/specs/$s.toml" -o "$out/ccbench-$s" --overwrite \
     > "$out/ccbench-$s.log" 2> "$out/ccbench-$s.time"
 done
 

@@ -34,11 +34,11 @@ def _dict(values: list[str]) -> tuple[np.ndarray, list[str]]:
     return np.asarray(codes, dtype=np.uint32), uniq
 
 
-def fake_run(config: dict[str, Any], goodput_bps: list[float] | None = None) -> dict[str, Any]:
+def fake_run(config: dict[str, Any], goodput_bps: list[float] | None = None, **_engine_options: Any) -> dict[str, Any]:
     """A plausible result for `config`: flow i delivers `goodput_bps[i]` (default: an
     equal share of 90% of the bottleneck) over the measurement window; jittered
     starts are drawn from the seed, so different seeds give different starts."""
-    flows = config["flows"]
+    flows = [f for f in config["flows"] for _ in range(f.get("count", 1))]  # the engine expands count
     senders = config["topology"]["senders"]
     n = len(flows)
     dur, warm, step = config["duration_ns"], config["warmup_ns"], config["sample_interval_ns"] or config["duration_ns"]

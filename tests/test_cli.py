@@ -97,7 +97,7 @@ def test_run_many_flows_prints_per_group(fake_engine, tmp_path):
 
 
 def test_run_engine_rejection_is_bad_input(fake_engine, monkeypatch, tmp_path):
-    def reject(config):
+    def reject(config, **_options):
         raise engine.EngineError("the engine rejected the configuration: flows[0].mss: 10 is not in [64, 65000]")
 
     monkeypatch.setattr(engine, "run_config", reject)
@@ -123,7 +123,14 @@ def test_bad_seed_is_bad_input(fake_engine, tmp_path):
 def test_list_ccas(fake_engine):
     r = invoke("list", "ccas")
     assert r.exit_code == 0, r.output
-    for word in ("reno", "cubic", "bbr1", "beta = 717", "RFC 9438"):
+    for word in ("reno", "cubic", "bbr1", "RFC 9438"):
+        assert word in r.stdout
+
+
+def test_describe_cca(fake_engine):
+    r = invoke("describe", "cubic")
+    assert r.exit_code == 0, r.output
+    for word in ("cubic", "beta", "717", "RFC 9438"):
         assert word in r.stdout
 
 

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from ccbench.results import COLUMNS
-from ccbench.spec import BottleneckSpec, ExperimentSection, FlowSpec, SenderSpec
+from ccbench.spec import BottleneckSpec, ExperimentSection, FlowSpec, HostSpec, SenderSpec
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -18,6 +18,6 @@ def test_results_format_documents_every_column():
 
 def test_spec_doc_documents_every_field():
     text = (DOCS / "spec.md").read_text()
-    for model in (ExperimentSection, BottleneckSpec, SenderSpec, FlowSpec):
+    for model in (ExperimentSection, BottleneckSpec, SenderSpec, FlowSpec, HostSpec):
         for name in model.model_fields:
             assert f"| `{name}` |" in text, f"{model.__name__}.{name} is not documented"

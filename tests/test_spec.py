@@ -23,7 +23,7 @@ def test_quickstart_resolves_to_the_documented_config(ccas):
     # 1 BDP = 100 Mbit/s x 100 ms / 8 = 1 250 000 B = ceil(833.3) packets of 1500 B.
     assert link["qdisc"] == {"kind": "pfifo", "limit_packets": 834}
     assert link["rate_bps"] == 100_000_000
-    assert [f["cca"] for f in cfg["flows"]] == ["cubic", "cubic"]
+    assert [(f["cca"], f["count"]) for f in cfg["flows"]] == [("cubic", 2)]
     assert exp.derived()["buffer"] == {
         "qdisc": "pfifo",
         "bytes": 1_250_000,
@@ -45,33 +45,44 @@ def test_resolved_config_has_exactly_the_engine_fields(base_spec, ccas):
     # Mirrors crates/ccsim/src/config.rs (deny_unknown_fields) plus start_jitter_ns.
     assert set(cfg) == {"seed", "duration_ns", "warmup_ns", "sample_interval_ns", "topology", "flows"}
     assert set(cfg["topology"]) == {"kind", "bottleneck", "reverse_bottleneck", "senders"}
-    assert set(cfg["topology"]["bottleneck"]) == {"rate_bps", "delay_ns", "qdisc", "loss", "rate_schedule"}
-    assert set(cfg["topology"]["senders"][0]) == {"name", "rtt_ns", "access_rate_bps", "access_queue_packets"}
+    assert set(cfg["topology"]["bottleneck"]) == {
+        "rate_bps", "delay_ns", "qdisc", "loss", "gilbert_elliott", "rate_schedule", "limit_includes_head",
+    }  # fmt: skip
+    assert set(cfg["topology"]["senders"][0]) == {
+        "name", "rtt_ns", "access_rate_bps", "access_queue_packets", "delay_path", "host",
+    }  # fmt: skip
+    assert set(cfg["topology"]["senders"][0]["host"]) == {
+        "timing_noise", "gso_max_segs", "gso_max_size", "gro_max_size", "hz",
+    }  # fmt: skip
     assert set(cfg["flows"][0]) == {
-        "sender", "group", "cca", "cca_params", "start_ns", "start_jitter_ns", "stop_ns", "size_bytes",
+        "count", "sender", "group", "cca", "cca_params", "start_ns", "start_jitter_ns", "stop_ns", "size_bytes",
         "mss", "rwnd_bytes", "initial_cwnd", "delayed_ack", "pacing", "ecn", "min_rto_ns",
     }  # fmt: skip
     for f in cfg["flows"]:
-        for k in ("start_ns", "start_jitter_ns", "mss", "rwnd_bytes", "initial_cwnd", "min_rto_ns", "sender"):
+        for k in ("count", "start_ns", "start_jitter_ns", "mss", "rwnd_bytes", "initial_cwnd", "min_rto_ns", "sender"):
             assert isinstance(f[k], int) and not isinstance(f[k], bool)
 
 
-def test_flows_expand_with_count_in_spec_order(base_spec, ccas):
+def test_flows_keep_count_in_spec_order(base_spec, ccas):
     base_spec["flows"][0]["count"] = 3
     cfg = make(base_spec, ccas).resolve()
-    assert [(f["group"], f["sender"], f["cca"]) for f in cfg["flows"]] == [
-        ("c", 0, "cubic"), ("c", 0, "cubic"), ("c", 0, "cubic"), ("reno", 1, "reno"),
+    assert [(f["count"], f["group"], f["sender"], f["cca"]) for f in cfg["flows"]] == [
+        (3, "c", 0, "cubic"), (1, "reno", 1, "reno"),
     ]  # fmt: skip
-    reno = cfg["flows"][3]
+    reno = cfg["flows"][1]
     assert reno["start_ns"] == 10**9 and reno["stop_ns"] == 8 * 10**9 and reno["size_bytes"] == 10**7
     assert cfg["flows"][0]["cca_params"] == {"beta": 700}
     assert cfg["flows"][0]["stop_ns"] is None and cfg["flows"][0]["size_bytes"] is None
 
 
-def test_thousands_of_flows(base_spec, ccas):
-    base_spec["flows"][0]["count"] = 5000
-    cfg = make(base_spec, ccas).resolve()
-    assert len(cfg["flows"]) == 5001
+def test_a_million_flows_stay_one_entry(base_spec, ccas):
+    """count is passed to the engine, not expanded in Python (issue 17): the resolved
+    config of a million flows is as small as that of one."""
+    base_spec["flows"][0]["count"] = 999_999
+    exp = make(base_spec, ccas)
+    cfg = exp.resolve()
+    assert [f["count"] for f in cfg["flows"]] == [999_999, 1]
+    assert len(json.dumps(cfg)) < 5000 and exp.derived()["num_flows"] == 1_000_000
 
 
 def test_defaults(ccas):
@@ -93,10 +104,15 @@ def test_defaults(ccas):
         "delay_ns": 0,
         "qdisc": {"kind": "bfifo", "limit_bytes": 2_500_000},
         "loss": 0.0,
+        "gilbert_elliott": None,
         "rate_schedule": [],
+        "limit_includes_head": True,  # tc accounting (tbf + pfifo)
     }
     s = cfg["topology"]["senders"][0]
     assert s["access_rate_bps"] == 10 * 10**9  # 10x the bottleneck
+    assert s["delay_path"] == "split"
+    assert s["host"] == {"timing_noise": 1.0, "gso_max_segs": 65535, "gso_max_size": 65536,
+                         "gro_max_size": 65536, "hz": 250}  # fmt: skip
     f = cfg["flows"][0]
     assert f["group"] == "reno" and f["sender"] == 0
     assert f["mss"] == 1448 and f["initial_cwnd"] == 10 and f["delayed_ack"] is True
@@ -244,7 +260,12 @@ def test_bad_unit_names_path_value_and_forms(base_spec, ccas):
             lambda d: d["bottleneck"].update(rate_schedule=[{"at": "50s", "rate": "1Mbit"}]),
             "bottleneck.rate_schedule[0].at",
         ),
-        (lambda d: d["bottleneck"].update(qdisc="red"), "bottleneck.qdisc: 'red' is not valid"),
+        (lambda d: d["bottleneck"].update(qdisc="wred"), "bottleneck.qdisc: 'wred' is not a known kind; allowed: 'pfifo'"),
+        (lambda d: d["bottleneck"].update(qdisc={"kind": "codel", "targt": "5ms"}), "allowed keys here: kind, limit, target"),
+        (lambda d: d["bottleneck"].update(qdisc={"kind": "red", "min": 0.5, "max": 0.2}), "bottleneck.qdisc.min: RED needs"),
+        (lambda d: d["bottleneck"].update(loss={"model": "gilbert_elliott", "p": 2, "r": 0.1}), "bottleneck.loss.p"),
+        (lambda d: d["bottleneck"].update(shaper={"rate": "10Mbit", "burst": "100B"}), "bottleneck.shaper.burst"),
+        (lambda d: d["bottleneck"].update(qdisc={"kind": "prio", "band_of": {"zz": 0}}), "bottleneck.qdisc.band_of: 'zz' is not a flow group"),
         (lambda d: d["bottleneck"].update(loss=1.0), "bottleneck.loss"),
         (
             lambda d: d["senders"][1].update(name="a"),

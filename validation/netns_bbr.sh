@@ -14,6 +14,13 @@
 #     -o FILE    JSON summary (default stdout); raw data go to FILE's directory as
 #                FILE-less-.json.{qlen.tsv,iperf-*.json,ss.txt}
 #
+#   sudo validation/netns_bbr.sh --cleanup
+#                remove what a killed run left (its namespaces and temp directories)
+#
+# Option values are checked as numbers (or a tc rate) before anything uses them: they
+# are never evaluated by the shell. One run at a time per NS_PREFIX (a lock in
+# /run/lock); the temp directory is created only after every check has passed.
+#
 # Topology: <P>snd --veth-- <P>rtr --veth-- <P>rcv  (P = $NS_PREFIX, default "ccbv-").
 # The bottleneck is rtr's egress toward rcv: tbf rate RATE burst B with a child
 # pfifo limit N. No netem: the base RTT is the natural veth RTT (measured with ping
@@ -26,17 +33,51 @@
 set -euo pipefail
 
 LIMIT=100 RATE=100mbit BURST=3028 DUR=60 WARM=10 GSOSEGS=1 OUT=""
+P=${NS_PREFIX:-ccbv-}
+die() { echo "$0: $*" >&2; exit 2; }
+[[ $P =~ ^[a-z][a-z0-9-]{0,7}$ ]] || die "NS_PREFIX '${P:0:40}' must be 1-8 lower-case letters, digits or '-'"
+SND=${P}snd RTR=${P}rtr RCV=${P}rcv
+LOCK=/run/lock/ccbench-netns-${P}.lock
+
+remove_namespaces() {
+  local n
+  for n in $SND $RTR $RCV; do
+    { ip netns pids "$n" 2>/dev/null | xargs -r kill -9; ip netns del "$n"; } 2>/dev/null || true
+  done
+}
+
+if [ "${1:-}" = "--cleanup" ]; then
+  [ "$(id -u)" = 0 ] || die "--cleanup must run as root"
+  exec 9>"$LOCK"
+  flock -n 9 || die "a run holding $LOCK is alive; it cleans up after itself"
+  remove_namespaces
+  rm -rf /tmp/netns_bbr."$P"??????
+  echo "removed namespaces $SND $RTR $RCV (if present) and stale /tmp/netns_bbr.$P* directories" >&2
+  exit 0
+fi
+
 while getopts "l:r:b:d:w:s:o:h" opt; do
   case $opt in
     l) LIMIT=$OPTARG ;; r) RATE=$OPTARG ;; b) BURST=$OPTARG ;; d) DUR=$OPTARG ;;
     w) WARM=$OPTARG ;; s) GSOSEGS=$OPTARG ;; o) OUT=$OPTARG ;;
-    h) sed -n '2,26p' "$0"; exit 0 ;;
+    h) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 SCEN=${1:-}
-case "$SCEN" in v1|v2) ;; *) echo "usage: $0 [options] v1|v2   (-h for help)" >&2; exit 2 ;; esac
+case "$SCEN" in v1|v2) ;; *) echo "usage: $0 [options] v1|v2 | --cleanup   (-h for help)" >&2; exit 2 ;; esac
+# Every value is checked as text before any arithmetic or command sees it.
+uint() {  # name value min max
+  [[ $2 =~ ^[0-9]{1,9}$ ]] || die "-$1 '${2:0:40}' is not a whole number"
+  (( 10#$2 >= $3 && 10#$2 <= $4 )) || die "-$1 $2 is not in [$3, $4]"
+}
+uint l "$LIMIT" 1 1000000; uint b "$BURST" 1514 100000000; uint d "$DUR" 1 86400
+uint w "$WARM" 0 86400; uint s "$GSOSEGS" 0 65535
+LIMIT=$((10#$LIMIT)) BURST=$((10#$BURST)) DUR=$((10#$DUR)) WARM=$((10#$WARM)) GSOSEGS=$((10#$GSOSEGS))
+(( WARM < DUR )) || die "-w $WARM must be below -d $DUR"
+[[ $RATE =~ ^[0-9]{1,6}(\.[0-9]{1,6})?([kKmMgG]?bit|[kKmMgG]?bps)$ ]] || die "-r '${RATE:0:40}' is not a tc rate such as 100mbit"
+[[ -z $OUT || $OUT != -* ]] || die "-o '${OUT:0:40}' must be a file name"
 [ "$(id -u)" = 0 ] || { echo "must run as root" >&2; exit 1; }
 for c in ip tc iperf3 ethtool ping python3 timeout; do
   command -v $c >/dev/null || { echo "missing $c (apt-get install -y iperf3 ethtool iputils-ping)" >&2; exit 1; }
@@ -44,9 +85,14 @@ done
 grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control ||
   modprobe tcp_bbr 2>/dev/null || { echo "kernel has no bbr" >&2; exit 1; }
 
-P=${NS_PREFIX:-ccbv-}
-SND=${P}snd RTR=${P}rtr RCV=${P}rcv
-WORK=$(mktemp -d /tmp/netns_bbr.XXXXXX)
+exec 9>"$LOCK"
+flock -n 9 || die "another run with NS_PREFIX=$P holds $LOCK; wait for it, or set NS_PREFIX"
+for n in $SND $RTR $RCV; do
+  if ip netns list | grep -qw "$n"; then
+    die "namespace $n exists: a killed run left it; remove it with: sudo $0 --cleanup"
+  fi
+done
+WORK=$(mktemp -d "/tmp/netns_bbr.${P}XXXXXX")
 if [ -n "$OUT" ]; then RAW=${OUT%.json}; mkdir -p "$(dirname "$OUT")"; else RAW=$WORK/run; fi
 PIDS=()
 
@@ -55,15 +101,12 @@ cleanup() {
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done   # timeout passes TERM on
   sleep 0.5
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
-  for n in $SND $RTR $RCV; do ip netns del "$n" 2>/dev/null; done
+  remove_namespaces
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for n in $SND $RTR $RCV; do
-  if ip netns list | grep -qw "$n"; then echo "namespace $n exists (another run?)" >&2; trap - EXIT; exit 1; fi
-done
 for n in $SND $RTR $RCV; do ip netns add "$n"; done
 X() { local n=$1; shift; ip netns exec "$n" "$@"; }
 # (background jobs below call `ip netns exec` directly, not X, so that $! is the

@@ -4,14 +4,86 @@
 >>> result = ccbench.run("specs/quickstart.toml", out_dir="runs/quickstart")  # doctest: +SKIP
 >>> result.summary()  # doctest: +SKIP
 
-The compiled engine (``ccbench._core``) is loaded only when a simulation is run or the
-CCA list is asked for, so specs, stored results and metrics work without it.
+``import ccbench`` is light: the names below are imported on first use (PEP 562), so
+the command line starts fast and pydantic, pandas, pyarrow and the compiled engine
+(``ccbench._core``) are loaded only by what needs them.
 """
 
-from .api import list_ccas, load, load_spec, run
-from .results import RunResult
-from .spec import Experiment, SpecError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["Experiment", "RunResult", "SpecError", "__version__", "list_ccas", "load", "load_spec", "run"]
+#: Public name -> module that defines it.
+_LAZY = {
+    "run": "api",
+    "load": "api",
+    "load_spec": "api",
+    "list_ccas": "api",
+    "describe_cca": "api",
+    "sweep": "api",
+    "RunResult": "results",
+    "Experiment": "spec",
+    "SpecError": "spec",
+    "CcbenchError": "errors",
+    "OutputDirError": "errors",
+    "PreflightError": "errors",
+    "PreflightWarning": "errors",
+    "ResultsError": "errors",
+    "RunInterrupted": "errors",
+    "RunTooLarge": "errors",
+    "EngineError": "engine",
+    "EngineUnavailable": "engine",
+}
+
+__all__ = [
+    "CcbenchError",
+    "EngineError",
+    "EngineUnavailable",
+    "Experiment",
+    "OutputDirError",
+    "PreflightError",
+    "PreflightWarning",
+    "ResultsError",
+    "RunInterrupted",
+    "RunResult",
+    "RunTooLarge",
+    "SpecError",
+    "__version__",
+    "describe_cca",
+    "list_ccas",
+    "load",
+    "load_spec",
+    "run",
+    "sweep",
+]
+
+if TYPE_CHECKING:
+    from .api import describe_cca, list_ccas, load, load_spec, run, sweep
+    from .engine import EngineError, EngineUnavailable
+    from .errors import (
+        CcbenchError,
+        OutputDirError,
+        PreflightError,
+        PreflightWarning,
+        ResultsError,
+        RunInterrupted,
+        RunTooLarge,
+    )
+    from .results import RunResult
+    from .spec import Experiment, SpecError
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ccbench' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

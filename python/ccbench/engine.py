@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
 from typing import Any
+
+from .errors import CcbenchError, RunTooLarge
 
 __all__ = [
     "CcaCatalog",
@@ -33,11 +35,11 @@ HEADER_BYTES = 52
 used to turn a buffer in bytes into packets and back."""
 
 
-class EngineUnavailable(ImportError):
+class EngineUnavailable(CcbenchError, ImportError):
     """The compiled engine (``ccbench._core``) is not built or cannot be loaded."""
 
 
-class EngineError(ValueError):
+class EngineError(CcbenchError, ValueError):
     """The engine rejected a configuration or failed while running it."""
 
 
@@ -80,6 +82,8 @@ class CcaInfo:
     summary: str = ""
     reference: str = ""
     params: tuple[CcaParam, ...] = ()
+    family: str = ""
+    family_doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,8 @@ class CcaCatalog:
                 name=c["name"],
                 summary=c.get("summary", ""),
                 reference=c.get("reference", ""),
+                family=c.get("family", ""),
+                family_doc=c.get("family_doc", ""),
                 params=tuple(
                     CcaParam(
                         p["name"],
@@ -125,13 +131,27 @@ class CcaCatalog:
     def get(self, name: str) -> CcaInfo | None:
         return next((c for c in self.ccas if c.name == name), None)
 
+    @staticmethod
+    def _param_hints(info: CcaInfo, params: dict[str, Any]) -> str:
+        """What each given parameter means, in its unit, with its default: the engine's
+        type errors ("expected u32") do not say that CUBIC's beta is scaled by 1024."""
+        hints = [
+            f"{p.name} is {_kind(p.default)}: {p.doc} (default {json.dumps(p.default)})"
+            for p in info.params
+            if p.name in params
+        ]
+        return "; " + "; ".join(hints) if hints else ""
+
     def check(self, name: str, params: dict[str, Any]) -> None:
         """Raise ``ValueError`` naming the problem if ``params`` do not fit CCA ``name``."""
         info = self.get(name)
         if info is None:
             raise ValueError(f"{name!r} is not a known CCA; known: {', '.join(self.names())}")
         if self.use_engine_check:
-            core().check_cca(name, json.dumps(params))
+            try:
+                core().check_cca(name, json.dumps(params))
+            except ValueError as e:
+                raise ValueError(f"{e}{self._param_hints(info, params)}") from None
             return
         known = [p.name for p in info.params]
         for key in params:
@@ -139,6 +159,17 @@ class CcaCatalog:
                 raise ValueError(
                     f"{key!r} is not a parameter of CCA {name!r}; known: {', '.join(known) if known else '(none)'}"
                 )
+
+
+def _kind(default: Any) -> str:
+    """The type of a parameter, read from its default."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, int):
+        return "an integer"
+    if isinstance(default, float):
+        return "a number"
+    return f"a {type(default).__name__}"
 
 
 @cache
@@ -154,11 +185,39 @@ def catalog() -> CcaCatalog | None:
         return None
 
 
-def run_config(config: dict[str, Any]) -> dict[str, Any]:
-    """Run a resolved engine configuration; returns the binding's raw result dict."""
+#: Signature of a progress callback: (simulated ns so far, duration ns, events so far).
+ProgressCallback = Callable[[int, int, int], object]
+
+
+def run_config(
+    config: dict[str, Any],
+    *,
+    progress: ProgressCallback | None = None,
+    keep_partial: bool = False,
+    max_recorded_bytes: int | None = None,
+    progress_interval_s: float = 0.1,
+) -> dict[str, Any]:
+    """Run a resolved engine configuration; returns the binding's raw result dict.
+
+    The engine checks for Ctrl-C and calls ``progress`` every ``progress_interval_s`` of
+    wall time; Ctrl-C raises ``KeyboardInterrupt``, unless ``keep_partial``, which
+    returns the tables so far with ``"interrupted": True``. A run whose recorded
+    samples and events outgrow ``max_recorded_bytes`` stops with :class:`RunTooLarge`.
+    """
     text = json.dumps(config)
     mod = core()
     try:
-        return mod.run(text)  # type: ignore[no-any-return]
+        return mod.run(
+            text,
+            progress=progress,
+            keep_partial=keep_partial,
+            max_recorded_bytes=max_recorded_bytes,
+            progress_interval_s=progress_interval_s,
+        )
     except ValueError as e:
         raise EngineError(f"the engine rejected the configuration: {e}") from e
+    except MemoryError as e:
+        raise RunTooLarge(
+            f"{e}; the run was stopped before exhausting memory. Record less (a larger "
+            "experiment.sample_interval, fewer flows) or a shorter experiment.duration"
+        ) from None

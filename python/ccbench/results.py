@@ -11,35 +11,43 @@ A run directory (format described column by column in ``docs/results-format.md``
       events.parquet      drops, cwnd reductions, RTOs, flow starts/completions, ...
 
 :func:`save` is atomic: everything is written into a hidden temporary directory beside
-the target, flushed to disk, and only then renamed into place, so a crash never
-leaves a directory that looks like a complete run. :func:`load` accepts only a
-directory whose manifest says ``"status": "complete"``.
+the target, flushed to disk, and only then swapped into place, so a crash never
+leaves a directory that looks like a complete run; what it may replace (an empty
+directory, a previous run with ``overwrite``, nothing else) is decided by
+:mod:`ccbench.rundir`. :func:`load` accepts only a directory whose manifest says
+``"status": "complete"`` and raises :class:`ResultsError` for any damage.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
+from . import rundir
+from .errors import ResultsError
+
+if TYPE_CHECKING:  # numpy, pandas and pyarrow are imported when first needed (start-up time)
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = [
     "COLUMNS",
     "FORMAT_VERSION",
+    "OPTIONAL_COLUMNS",
+    "REQUIRED_COLUMNS",
     "TABLES",
     "ResultsError",
     "RunResult",
+    "check_columns",
     "is_complete",
     "load",
+    "prepare_target",
     "save",
     "tables_from_engine",
 ]
@@ -63,22 +71,52 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "queue_ts": (
         "time_ns", "link", "backlog_bytes", "backlog_pkts", "enqueued_pkts", "dequeued_pkts",
-        "dequeued_bytes", "dropped_pkts", "ecn_marked_pkts",
+        "dequeued_bytes", "dropped_pkts", "ecn_marked_pkts", "tail_drops", "aqm_drops", "random_drops",
+        "sojourn_mean_ns", "sojourn_max_ns", "aqm_prob", "aqm_dropping", "aqm_avg_bytes",
     ),
     "events": ("time_ns", "kind", "flow_id", "link", "reason", "value", "value2"),
+    "links": (
+        "link", "rate_bps", "delay_ns", "tx_pkts", "tx_bytes", "enqueued_pkts", "dropped_pkts",
+        "ecn_marked_pkts", "recorded",
+    ),
+    "sojourn": ("time_ns", "link", "sojourn_ns"),
 }  # fmt: skip
+#: Columns a backend may leave out because it cannot measure them (a kernel run has no
+#: ``cc_inflight_hi_pkts``, no count of undone reductions, no Linux ``ca_state`` from
+#: ``ss``). Metrics use only the required columns, so they work on every backend.
+OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
+    "flows": ("segs_lost", "cwnd_reductions", "rtos", "undos"),
+    "flow_ts": (
+        "ssthresh_pkts", "pacing_rate_bps", "inflight_pkts", "inflight_bytes", "lost_total", "ca_state",
+        "cc_state", "cc_bw_bps", "cc_min_rtt_ns", "cc_pacing_gain", "cc_cwnd_gain", "cc_inflight_hi_pkts",
+        "cc_inflight_lo_pkts", "cc_bw_lo_bps",
+    ),
+    "queue_ts": (
+        "tail_drops", "aqm_drops", "random_drops", "sojourn_mean_ns", "sojourn_max_ns", "aqm_prob",
+        "aqm_dropping", "aqm_avg_bytes",
+    ),
+    "events": (),
+    "links": (),
+    "sojourn": (),
+}  # fmt: skip
+#: Tables a backend may leave out (the simulator writes them; a kernel run has no
+#: per-link counters or per-packet sojourn times).
+OPTIONAL_TABLES = ("links", "sojourn")
+#: Columns every backend writes.
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    t: tuple(c for c in cols if c not in OPTIONAL_COLUMNS[t]) for t, cols in COLUMNS.items()
+}
 #: The tables of a run, in the order they are written.
 TABLES = tuple(COLUMNS)
 MANIFEST = "manifest.json"
 
 
-class ResultsError(ValueError):
-    """A results directory is missing, incomplete or of an unknown format."""
-
-
 def _column(name: str, col: Any) -> pa.Array:
     """One engine column as an Arrow array: a NumPy array, or a dictionary-encoded
     string column given as ``(codes: uint32 array, values: list[str])``."""
+    import numpy as np
+    import pyarrow as pa
+
     if isinstance(col, tuple):
         codes, values = col
         indices = pa.array(np.asarray(codes, dtype=np.int32), type=pa.int32())
@@ -92,11 +130,33 @@ def _column(name: str, col: Any) -> pa.Array:
 def tables_from_engine(raw_tables: Mapping[str, Mapping[str, Any]]) -> dict[str, pa.Table]:
     """Convert the binding's ``{"tables": {...}}`` part into Arrow tables (columns in
     the engine's order, strings dictionary-encoded)."""
+    import pyarrow as pa
+
     out: dict[str, pa.Table] = {}
     for tname, cols in raw_tables.items():
         names = list(cols)
         out[tname] = pa.table([_column(n, cols[n]) for n in names], names=names)
     return out
+
+
+def check_columns(tables: Mapping[str, pa.Table]) -> None:
+    """Raise :class:`ResultsError` unless every table is present with all its required
+    columns and no column outside the format (a backend's contract)."""
+    problems = []
+    for tname in TABLES:
+        if tname not in tables:
+            if tname not in OPTIONAL_TABLES:
+                problems.append(f"table {tname!r} is missing")
+            continue
+        names = set(tables[tname].column_names)
+        missing = [c for c in REQUIRED_COLUMNS[tname] if c not in names]
+        unknown = sorted(names - set(COLUMNS[tname]))
+        if missing:
+            problems.append(f"{tname}: required columns missing: {', '.join(missing)}")
+        if unknown:
+            problems.append(f"{tname}: columns not in the format: {', '.join(unknown)}")
+    if problems:
+        raise ResultsError("results do not follow the format: " + "; ".join(problems))
 
 
 @dataclass
@@ -134,8 +194,30 @@ class RunResult:
         return self.table("events")
 
     @property
+    def links(self) -> pd.DataFrame:
+        """One row per link: configuration and byte counters at the end of the run."""
+        return self.table("links")
+
+    @property
+    def sojourn(self) -> pd.DataFrame:
+        """Sampled per-packet queueing delays of the recorded queues."""
+        return self.table("sojourn")
+
+    @property
     def engine_config(self) -> dict[str, Any]:
         return dict(self.manifest.get("engine_config", {}))
+
+    @property
+    def derived(self) -> dict[str, Any]:
+        """The manifest's ``derived`` block (measurement window, bottleneck rate and
+        buffer, ...), rebuilt from the recorded spec for runs written before a key was
+        added. Metrics read only this, the spec and the tables."""
+        from .spec import load_spec
+
+        derived = dict(self.manifest.get("derived", {}))
+        if not {"window", "bottleneck"} <= derived.keys() and "spec" in self.manifest:
+            derived = {**load_spec(self.manifest["spec"], ccas=None).derived(), **derived}
+        return derived
 
     @property
     def stats(self) -> dict[str, int]:
@@ -151,14 +233,6 @@ class RunResult:
 # --------------------------------------------------------------------------- writing
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write_file(path: Path, data: bytes) -> None:
     with open(path, "wb") as f:
         f.write(data)
@@ -167,25 +241,38 @@ def _write_file(path: Path, data: bytes) -> None:
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     _write_file(path, sink.getvalue().to_pybytes())
 
 
+def prepare_target(out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
+    """Check, before any work, that ``out_dir`` may receive a run (see
+    :mod:`ccbench.rundir`): repair a replacement a crash interrupted, remove stale
+    temporary siblings of dead processes, and refuse symlinks, files and directories
+    that are not runs. Returns the target as an absolute path (so that ``.`` has a
+    name and a parent)."""
+    target = Path(os.path.abspath(out_dir))
+    rundir.recover(target)
+    rundir.clean_stale_siblings(target)
+    rundir.check_target(target, overwrite=overwrite)
+    return target
+
+
 def save(result: RunResult, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Write ``result`` to ``out_dir`` atomically and return the directory.
 
-    Files go into ``.<name>.tmp-<random>`` beside the target and are fsynced; the
-    manifest is written last; then the directory is renamed into place. An existing
-    target is an error unless ``overwrite`` is set, in which case it is replaced
-    (moved aside first, removed after the new run is in place).
+    ``out_dir`` may be absent or an empty directory; a previous run there is replaced
+    only with ``overwrite``; anything else is refused (:mod:`ccbench.rundir`). Files go
+    into a hidden sibling ``.<name>.tmp-...`` and are fsynced, the manifest last; then
+    the directory is swapped into place atomically.
     """
-    target = Path(out_dir)
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not overwrite:
-        raise FileExistsError(f"{target} already exists; choose another directory or overwrite it")
-    tmp = parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    target = prepare_target(out_dir, overwrite=overwrite)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = rundir.temp_sibling(target)
     tmp.mkdir()
     try:
         for name, table in result.tables.items():
@@ -193,20 +280,13 @@ def save(result: RunResult, out_dir: str | os.PathLike[str], *, overwrite: bool 
         manifest = dict(result.manifest)
         manifest.setdefault("format_version", FORMAT_VERSION)
         manifest["tables"] = {name: f"{name}.parquet" for name in result.tables}
-        manifest["status"] = "complete"
+        manifest.setdefault("status", "complete")
         _write_file(tmp / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode())
-        _fsync_dir(tmp)
-        old: Path | None = None
-        if target.exists():
-            old = parent / f".{target.name}.old-{uuid.uuid4().hex[:12]}"
-            os.rename(target, old)
-        os.rename(tmp, target)
-        _fsync_dir(parent)
+        rundir._fsync_dir(tmp)
+        rundir.place(tmp, target, overwrite=overwrite)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
     result.manifest = manifest
     result.path = target
     return target
@@ -214,17 +294,33 @@ def save(result: RunResult, out_dir: str | os.PathLike[str], *, overwrite: bool 
 
 # --------------------------------------------------------------------------- reading
 
+_TABLE_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_MAX_MANIFEST_BYTES = 64 * 2**20
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 def _read_manifest(path: Path) -> dict[str, Any]:
     mpath = path / MANIFEST
     if not path.is_dir():
-        raise ResultsError(f"{path} is not a results directory")
+        hint = ""
+        olds = [p for kind, p in rundir._stale_siblings(path) if kind == "old"] if not path.exists() else []
+        if olds:
+            hint = f" (an interrupted replacement left the previous run at {olds[0]}; writing a run there restores it)"
+        raise ResultsError(f"{path} is not a results directory{hint}")
     if not mpath.is_file():
         raise ResultsError(f"{path} has no {MANIFEST}: it is not a complete run")
     try:
-        manifest = json.loads(mpath.read_text())
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{mpath} is not valid JSON ({e}): the run is damaged") from None
+        if mpath.stat().st_size > _MAX_MANIFEST_BYTES:
+            raise ResultsError(f"{mpath} is larger than {_MAX_MANIFEST_BYTES >> 20} MiB: it is not a ccbench manifest")
+        manifest = json.loads(mpath.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise ResultsError(f"{mpath} is not valid JSON ({_short(str(e))}): the run is damaged") from None
+    except OSError as e:
+        raise ResultsError(f"cannot read {mpath}: {e.strerror or e}") from None
     if not isinstance(manifest, dict):
         raise ResultsError(f"{mpath} is not a JSON object")
     return manifest
@@ -238,14 +334,74 @@ def is_complete(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def load(path: str | os.PathLike[str]) -> RunResult:
-    """Load a run directory written by :func:`save`."""
+def _table_path(run: Path, name: Any, fname: Any) -> Path:
+    """The file of table ``name``, confined to the run directory."""
+    if not isinstance(name, str) or not _TABLE_NAME.match(name):
+        raise ResultsError(f"{run}: manifest names a table {_short(name)}, which is not a table name")
+    if (
+        not isinstance(fname, str)
+        or not fname
+        or "/" in fname
+        or "\\" in fname
+        or fname in (".", "..")
+        or "\0" in fname
+    ):
+        raise ResultsError(
+            f"{run}: table {name!r} is stored at {_short(fname)}, outside the run directory; only plain file names inside it are read"
+        )
+    fpath = run / fname
+    try:
+        inside = fpath.resolve(strict=True).parent == run.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise ResultsError(f"{run}: table {name!r} ({_short(fname)}) is missing: the run is damaged") from None
+    if not inside:
+        raise ResultsError(f"{run}: table {name!r} ({_short(fname)}) links outside the run directory")
+    if not fpath.is_file():
+        raise ResultsError(f"{run}: table {name!r} ({_short(fname)}) is not a file")
+    return fpath
+
+
+def _read_table(run: Path, name: str, fpath: Path) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(fpath)
+        names = table.column_names  # a damaged schema can hold undecodable names (UnicodeDecodeError)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise ResultsError(
+            f"{run}: table {name!r} ({fpath.name}) cannot be read ({_short(str(e), 160)}): the run is damaged"
+        ) from None
+    missing = [c for c in REQUIRED_COLUMNS.get(name, ()) if c not in names]
+    if missing:
+        raise ResultsError(
+            f"{run}: table {name!r} ({fpath.name}) lacks column(s) {', '.join(missing)}: the file is damaged or not this table"
+        )
+    return table
+
+
+def load(path: str | os.PathLike[str], *, allow_partial: bool = False) -> RunResult:
+    """Load a run directory written by :func:`save`. Any damage (missing or unreadable
+    files, wrong columns, table paths leaving the directory, an unknown format) raises
+    :class:`ResultsError` naming it. A run saved by ``--save-partial`` (status
+    ``"interrupted"``) is read only with ``allow_partial``."""
     p = Path(path)
     manifest = _read_manifest(p)
-    if manifest.get("status") != "complete":
-        raise ResultsError(f"{p}: status is {manifest.get('status')!r}, not 'complete'")
+    status = manifest.get("status")
+    if status != "complete" and not (allow_partial and status == "interrupted"):
+        hint = (
+            " (an interrupted run saved with --save-partial: load it with allow_partial=True)"
+            if status == "interrupted"
+            else ""
+        )
+        raise ResultsError(f"{p}: status is {_short(status)}, not 'complete'{hint}")
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
-        raise ResultsError(f"{p}: format_version {version!r} is not supported (this ccbench reads {FORMAT_VERSION})")
-    tables = {name: pq.read_table(p / fname) for name, fname in manifest.get("tables", {}).items()}
+        raise ResultsError(
+            f"{p}: format_version {_short(version)} is not supported (this ccbench reads {FORMAT_VERSION})"
+        )
+    entries = manifest.get("tables", {})
+    if not isinstance(entries, dict):
+        raise ResultsError(f"{p}: manifest 'tables' is {_short(entries)}, not a table of names to files")
+    tables = {name: _read_table(p, name, _table_path(p, name, fname)) for name, fname in entries.items()}
     return RunResult(tables=tables, manifest=manifest, path=p)

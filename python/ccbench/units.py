@@ -48,7 +48,7 @@ _NUMBER = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?\
 
 _DECIMAL_PREFIX = {"": 1, "k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
 
-RATE_FORMS = "a number with a bit-rate unit: bit, bps, bit/s or b/s with an optional k/M/G/T prefix, e.g. '100Mbit', '10Gbps', '1Gbit/s'"
+RATE_FORMS = "a number with a bit-rate unit: bit, bps, bit/s or b/s with an optional k/M/G/T prefix, e.g. '100Mbit', '10Gbps', '1Gbit/s' (tc's '100mbit' too)"
 DURATION_FORMS = "a number with a time unit: ns, us (or µs), ms, s, min, e.g. '62ms', '1.5s', '200us'"
 SIZE_FORMS = (
     "a number with a size unit: B, kB/KB, MB, GB (powers of 10), KiB, MiB, GiB (powers of 2), "
@@ -86,6 +86,10 @@ _PACKET_UNITS = {"pkt", "pkts", "packet", "packets", "p"}
 _BDP_UNITS = {"bdp", "xbdp", "×bdp", "*bdp"}
 
 _RATE_UNIT = re.compile(r"^([kKMGT]?)(bit|bits|bps|bit/s|b/s|bits/s)$")
+#: tc(8)'s lower-case forms: "10mbit", "1gbit" (tc's "mbps" means megaBYTES per second,
+#: so lower-case prefixes are accepted with "bit" only).
+_TC_RATE_UNIT = re.compile(r"^([mgt])(bit|bits|bit/s)$")
+_TC_BYTE_RATE_UNIT = re.compile(r"^[kmgt]?bps$")
 _BYTE_RATE_UNIT = re.compile(r"^[kKMGT]?(B/s|Bps|byte/s|bytes/s)$")
 
 
@@ -127,7 +131,15 @@ def parse_rate(value: object) -> int:
     if unit == "" and number == 0:
         return 0
     m = _RATE_UNIT.match(unit)
+    tc = _TC_RATE_UNIT.match(unit)
+    if tc:
+        return _whole(number * _DECIMAL_PREFIX[tc.group(1).upper()], value, "rate", "bit/s")
     if not m:
+        if _TC_BYTE_RATE_UNIT.match(unit) and unit != "bps":
+            raise ValueError(
+                f"{value!r} is ambiguous: in tc {unit!r} means bytes per second, elsewhere bits; write the rate "
+                f"in bits with 'bit' ('{number}{unit[0]}bit') or an upper-case prefix ('{number}{unit[0].upper()}bps' = bits)"
+            )
         if _BYTE_RATE_UNIT.match(unit):
             raise ValueError(f"{value!r}: byte rates are not accepted, write the rate in bits; expected {RATE_FORMS}")
         if unit == "":

@@ -3,11 +3,15 @@
 //! dictionary codes + values), so no per-row Python objects are created.
 
 use numpy::IntoPyArray;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use std::panic::AssertUnwindSafe;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
 use ccsim::trace::{Column, Table};
+use ccsim::{Control, Progress};
 
 /// The engine's version string.
 #[pyfunction]
@@ -15,7 +19,8 @@ fn engine_version() -> &'static str {
     ccsim::VERSION
 }
 
-/// JSON list of the registered CCAs: name, summary, reference, params.
+/// JSON list of the registered CCAs: name, family (and what it means), summary,
+/// reference, params.
 #[pyfunction]
 fn list_ccas() -> PyResult<String> {
     let list: Vec<serde_json::Value> = ccsim::cc::list()
@@ -23,6 +28,11 @@ fn list_ccas() -> PyResult<String> {
         .map(|c| {
             serde_json::json!({
                 "name": c.name,
+                "family": c.family,
+                "family_doc": ccsim::cc::registry::FAMILIES
+                    .iter()
+                    .find(|(f, _)| *f == c.family)
+                    .map_or("", |(_, d)| *d),
                 "summary": c.summary,
                 "reference": c.reference,
                 "params": (c.params)(),
@@ -62,12 +72,63 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
     Ok(d)
 }
 
-/// Run a resolved experiment config (JSON). Returns {"tables": {...}, "stats": {...}}.
-/// Raises ValueError for an invalid config and RuntimeError if the engine fails.
+/// Run a resolved experiment config (JSON). Returns {"tables": {...}, "stats": {...},
+/// "interrupted": bool}. Raises ValueError for an invalid config and RuntimeError if
+/// the engine fails.
+///
+/// The GIL is released while the engine runs. Every `progress_interval_s` of wall
+/// time (checked every few thousand events) it is taken back briefly to run Python's
+/// signal handlers, so Ctrl-C raises KeyboardInterrupt within a fraction of a second,
+/// and to call `progress(sim_time_ns, duration_ns, events_processed)`. An exception
+/// from either stops the run and is raised, unless `keep_partial` is set and it is a
+/// KeyboardInterrupt: then the tables so far are returned with "interrupted": True.
+/// When the recorded samples and events exceed `max_recorded_bytes`, the run stops
+/// with MemoryError naming the budget (instead of an allocation failure later).
+// Wall-clock reads are forbidden in the engine (clippy.toml) so results cannot depend
+// on them; the binding paces Python callbacks by wall time, which only decides *when*
+// the engine is asked to go on, never what it computes.
+#[allow(clippy::disallowed_methods)]
 #[pyfunction]
-fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (config_json, progress=None, keep_partial=false, max_recorded_bytes=None, progress_interval_s=0.1))]
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<PyObject>,
+    keep_partial: bool,
+    max_recorded_bytes: Option<u64>,
+    progress_interval_s: f64,
+) -> PyResult<Bound<'py, PyDict>> {
     let text = config_json.to_owned();
-    let result = py.allow_threads(move || std::panic::catch_unwind(|| ccsim::run_json(&text)));
+    let interval = Duration::from_secs_f64(progress_interval_s.clamp(0.0, 3600.0));
+    let mut pending: Option<PyErr> = None;
+    let mut over_budget: Option<Progress> = None;
+    let result = py.allow_threads(|| {
+        let mut last = Instant::now();
+        let mut control = |p: &Progress| -> Control {
+            if max_recorded_bytes.is_some_and(|limit| p.recorded_bytes > limit) {
+                over_budget = Some(*p);
+                return Control::Stop;
+            }
+            if last.elapsed() < interval {
+                return Control::Continue;
+            }
+            last = Instant::now();
+            Python::with_gil(|py| {
+                let outcome = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb.call1(py, (p.sim_time_ns, p.duration_ns, p.events_processed)).map(|_| ()),
+                    None => Ok(()),
+                });
+                match outcome {
+                    Ok(()) => Control::Continue,
+                    Err(e) => {
+                        pending = Some(e);
+                        Control::Stop
+                    }
+                }
+            })
+        };
+        std::panic::catch_unwind(AssertUnwindSafe(|| ccsim::run_json_with(&text, &mut control)))
+    });
     let out = match result {
         Ok(Ok(out)) => out,
         Ok(Err(msg)) => return Err(PyValueError::new_err(msg)),
@@ -80,11 +141,26 @@ fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> 
             return Err(PyRuntimeError::new_err(format!("engine internal error (please report): {msg}")));
         }
     };
+    if let Some(p) = over_budget {
+        return Err(PyMemoryError::new_err(format!(
+            "the recorded samples and events reached {} MB at simulated time {:.3} s, over the budget of {} MB",
+            p.recorded_bytes / 1_000_000,
+            p.sim_time_ns as f64 / 1e9,
+            max_recorded_bytes.unwrap_or(0) / 1_000_000
+        )));
+    }
+    if let Some(err) = pending {
+        if !(keep_partial && err.is_instance_of::<PyKeyboardInterrupt>(py)) {
+            return Err(err);
+        }
+    }
     let tables = PyDict::new(py);
     tables.set_item("flows", table_to_py(py, out.flows)?)?;
     tables.set_item("flow_ts", table_to_py(py, out.flow_ts)?)?;
     tables.set_item("queue_ts", table_to_py(py, out.queue_ts)?)?;
     tables.set_item("events", table_to_py(py, out.events)?)?;
+    tables.set_item("links", table_to_py(py, out.links)?)?;
+    tables.set_item("sojourn", table_to_py(py, out.sojourn)?)?;
     let s = out.stats;
     let stats = PyDict::new(py);
     for (k, v) in [
@@ -104,6 +180,7 @@ fn run<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> 
     let d = PyDict::new(py);
     d.set_item("tables", tables)?;
     d.set_item("stats", stats)?;
+    d.set_item("interrupted", out.interrupted)?;
     Ok(d)
 }
 

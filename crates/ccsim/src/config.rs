@@ -3,11 +3,22 @@
 //! Python front end validates the user's TOML spec and produces this JSON; the
 //! engine re-checks what it relies on and reports problems as errors, never panics.
 //!
-//! This is a contract: `docs/results-format.md` and `python/ccbench/spec.py` mirror it.
+//! This is a contract: `docs/results-format.md` and `python/ccbench/spec/` mirror it.
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::net::loss::{GilbertElliottConfig, LossConfig};
+pub use crate::qdisc::codel::CodelConfig;
+pub use crate::qdisc::fq_codel::FqCodelConfig;
+pub use crate::qdisc::fq_pie::FqPieConfig;
+pub use crate::qdisc::pie::PieConfig;
+pub use crate::qdisc::prio::{Classifier, PrioConfig};
+pub use crate::qdisc::red::RedConfig;
+pub use crate::qdisc::tbf::TbfConfig;
 use crate::units::{Bps, Bytes, Time};
+
+/// Most flows one experiment may have (the front end allows the same).
+pub const MAX_FLOWS: u64 = 1_000_000;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,18 +66,81 @@ pub struct LinkConfig {
     /// Bernoulli loss probability applied to each packet entering the link.
     #[serde(default)]
     pub loss: f64,
+    /// Bursty loss instead of `loss`: the Gilbert–Elliott chain `{p, r, loss_good, loss_bad}`.
+    #[serde(default)]
+    pub gilbert_elliott: Option<GilbertElliottConfig>,
     /// Rate changes: (time ns, new rate bit/s), in increasing time order.
     #[serde(default)]
     pub rate_schedule: Vec<(Time, Bps)>,
+    /// Queue accounting like tc's shapers: the packet being serialized still counts
+    /// toward the qdisc's limit (`tbf` leaves its head packet in the child `pfifo`
+    /// until tokens allow it out), so a limit of N holds N packets in the system, not
+    /// N waiting + 1 in service. Default true.
+    #[serde(default = "default_true")]
+    pub limit_includes_head: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+impl LinkConfig {
+    /// The loss process of the link: Gilbert–Elliott if configured, else Bernoulli.
+    pub fn loss_config(&self) -> LossConfig {
+        match &self.gilbert_elliott {
+            Some(g) => LossConfig::GilbertElliott(g.clone()),
+            None => LossConfig::Bernoulli(self.loss),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     /// Drop-tail FIFO limited in packets (Linux `pfifo`).
     Pfifo { limit_packets: u64 },
     /// Drop-tail FIFO limited in bytes (Linux `bfifo`).
     Bfifo { limit_bytes: Bytes },
+    /// Random Early Detection (`sch_red`), optionally adaptive (ARED).
+    Red(RedConfig),
+    /// Controlled Delay (RFC 8289, `sch_codel`).
+    Codel(CodelConfig),
+    /// Flow-queue CoDel (RFC 8290, `sch_fq_codel`).
+    FqCodel(FqCodelConfig),
+    /// PIE (RFC 8033, `sch_pie`).
+    Pie(PieConfig),
+    /// Flow-queue PIE (`sch_fq_pie`).
+    FqPie(FqPieConfig),
+    /// Strict priority over child qdiscs with a classifier (`sch_prio`).
+    Prio(PrioConfig),
+    /// Token bucket shaper over a child qdisc (`sch_tbf`).
+    Tbf(TbfConfig),
+}
+
+impl QdiscConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            QdiscConfig::Pfifo { limit_packets: 0 } | QdiscConfig::Bfifo { limit_bytes: 0 } => Err("the queue limit must be > 0".into()),
+            QdiscConfig::Pfifo { .. } | QdiscConfig::Bfifo { .. } => Ok(()),
+            QdiscConfig::Red(c) => c.validate(),
+            QdiscConfig::Codel(c) => c.validate(),
+            QdiscConfig::FqCodel(c) => c.validate(),
+            QdiscConfig::Pie(c) => c.validate(),
+            QdiscConfig::FqPie(c) => c.validate(),
+            QdiscConfig::Prio(c) => c.validate(),
+            QdiscConfig::Tbf(c) => c.validate(),
+        }
+    }
+
+    /// Whether this discipline can set CE (so ECN-capable flows get marks).
+    pub fn can_mark(&self) -> bool {
+        match self {
+            QdiscConfig::Pfifo { .. } | QdiscConfig::Bfifo { .. } => false,
+            QdiscConfig::Red(c) => c.ecn,
+            QdiscConfig::Codel(c) => c.ecn || c.ce_threshold_ns.is_some(),
+            QdiscConfig::FqCodel(c) => c.ecn || c.ce_threshold_ns.is_some(),
+            QdiscConfig::Pie(c) => c.ecn,
+            QdiscConfig::FqPie(c) => c.ecn,
+            QdiscConfig::Prio(c) => c.bands.iter().any(|b| b.can_mark()),
+            QdiscConfig::Tbf(c) => c.child.as_ref().is_some_and(|b| b.can_mark()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -80,11 +154,36 @@ pub struct SenderConfig {
     pub access_rate_bps: Bps,
     /// Queue limit of the access link (packets).
     pub access_queue_packets: u64,
+    /// Where the path's propagation delay (rtt − 2 × bottleneck delay) sits.
+    #[serde(default)]
+    pub delay_path: DelayPath,
+    /// The sending host and its receiver's host (Linux by default).
+    #[serde(default)]
+    pub host: crate::host::HostConfig,
+}
+
+/// Placement of a sender's access-path propagation delay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayPath {
+    /// Half on the data path, half on the ACK path.
+    #[default]
+    Split,
+    /// All of it on the data path (sender → receiver).
+    Data,
+    /// All of it on the ACK path (receiver → sender), as a delay line on the
+    /// reverse path in the namespace validation runs.
+    Ack,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
+    /// Number of identical flows this entry stands for (default 1). The engine expands
+    /// it ([`ExperimentConfig::expanded`]): flow ids are consecutive in list order, and
+    /// each flow draws from its own seeded streams, exactly as if listed one by one.
+    #[serde(default = "default_count")]
+    pub count: u64,
     /// Index of the sender (into `topology.senders`).
     pub sender: usize,
     /// Group label from the spec (e.g. "cubic-flows"), for tables.
@@ -125,6 +224,9 @@ pub struct FlowConfig {
     pub min_rto_ns: Time,
 }
 
+fn default_count() -> u64 {
+    1
+}
 fn default_iw() -> u32 {
     10
 }
@@ -136,11 +238,34 @@ fn default_min_rto() -> Time {
 }
 
 impl ExperimentConfig {
+    /// The host configuration of sender `i` (and of its receivers).
+    pub fn sender_host(&self, i: usize) -> &crate::host::HostConfig {
+        match &self.topology {
+            TopologyConfig::Dumbbell(d) => &d.senders[i].host,
+        }
+    }
+
     /// Parse and check the configuration; the message names the offending field.
     pub fn from_json(text: &str) -> Result<Self, String> {
         let cfg: Self = serde_json::from_str(text).map_err(|e| format!("invalid engine config: {e}"))?;
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// The configuration with every flow listed individually (`count` 1 each).
+    pub fn expanded(&self) -> Result<Self, String> {
+        let total = self.flows.iter().fold(0u64, |n, f| n.saturating_add(f.count));
+        if total > MAX_FLOWS {
+            return Err(format!("flows: {total} flows in total is too many (at most {MAX_FLOWS})"));
+        }
+        let mut flows = Vec::new();
+        flows.try_reserve_exact(total as usize).map_err(|_| format!("flows: not enough memory for {total} flows"))?;
+        for f in &self.flows {
+            for _ in 0..f.count {
+                flows.push(FlowConfig { count: 1, ..f.clone() });
+            }
+        }
+        Ok(Self { flows, ..self.clone() })
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -156,9 +281,8 @@ impl ExperimentConfig {
             if l.rate_bps == 0 {
                 return Err(format!("{name}.rate_bps: must be > 0"));
             }
-            if !(0.0..1.0).contains(&l.loss) {
-                return Err(format!("{name}.loss: {} is not in [0, 1)", l.loss));
-            }
+            l.loss_config().validate().map_err(|e| format!("{name}.loss: {e}"))?;
+            l.qdisc.validate().map_err(|e| format!("{name}.qdisc: {e}"))?;
             let mut prev = 0;
             for (i, &(t, r)) in l.rate_schedule.iter().enumerate() {
                 if t < prev || r == 0 {
@@ -174,6 +298,7 @@ impl ExperimentConfig {
             if s.access_rate_bps == 0 {
                 return Err(format!("senders[{i}].access_rate_bps: must be > 0"));
             }
+            s.host.validate(&format!("senders[{i}].host"))?;
             if s.rtt_ns < 2 * d.bottleneck.delay_ns {
                 return Err(format!(
                     "senders[{i}].rtt_ns: {} is below twice the bottleneck delay ({})",
@@ -184,7 +309,14 @@ impl ExperimentConfig {
         if self.flows.is_empty() {
             return Err("flows: at least one flow is required".into());
         }
+        let total = self.flows.iter().fold(0u64, |n, f| n.saturating_add(f.count));
+        if total > MAX_FLOWS {
+            return Err(format!("flows: {total} flows in total is too many (at most {MAX_FLOWS})"));
+        }
         for (i, f) in self.flows.iter().enumerate() {
+            if f.count == 0 {
+                return Err(format!("flows[{i}].count: must be >= 1"));
+            }
             if f.sender >= d.senders.len() {
                 return Err(format!("flows[{i}].sender: {} is not a sender index", f.sender));
             }

@@ -1,44 +1,38 @@
-//! The experiment: builds the world from an [`ExperimentConfig`] (dumbbell
-//! topology, flows with their CCAs), runs the event loop to the configured
-//! duration, and returns the output tables and run statistics.
-//!
-//! Dumbbell layout (links are unidirectional; ACKs use the mirror-image path):
-//!
-//! ```text
-//! sender i ──access_fwd[i]──▶ A ══bottleneck══▶ B ──egress_fwd[i]──▶ receiver i
-//! sender i ◀──access_rev[i]── A ◀═bottleneck_rev═ B ◀──egress_rev[i]── receiver i
-//! ```
-//!
-//! Sender i's base RTT is carried by its access links ((rtt − 2·bottleneck
-//! delay)/2 each way); egress links have no delay.
+//! The experiment: builds the world from an [`ExperimentConfig`] (the network from
+//! [`crate::topology`], flows with their CCAs), runs the event loop to the configured
+//! duration, and returns the output tables and run statistics. The event loop knows
+//! only links and routes: a packet carries its route and hop, and on arrival moves
+//! on to the route's next link or to its endpoint.
 
 use rand::Rng;
 
 use crate::cc;
-use crate::config::{ExperimentConfig, FlowConfig, QdiscConfig, TopologyConfig};
+use crate::config::{ExperimentConfig, FlowConfig};
+use crate::host::{noise, Host, HostConfig};
 use crate::net::{Ack, Ecn, Link, LinkId, Packet, Payload, Segment, HEADER_BYTES};
 use crate::net::link::LinkWake;
-use crate::qdisc::Queue;
 use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::sender::{SenderEvent, SenderParams, INFINITE_SSTHRESH};
 use crate::tcp::{Receiver, Sender};
+use crate::topology::{self, FlowPath, RouteTable};
 use crate::trace::recorder::{EventsBuilder, FlowSample, FlowTsBuilder, QueueSample, QueueTsBuilder};
+use crate::trace::network::{links_table, SojournBuilder, SOJOURN_SAMPLE_EVERY};
 use crate::trace::{Column, Interner, Table};
 use crate::units::Time;
-
-/// Queue limit of the reverse bottleneck when not configured (Linux's default
-/// `txqueuelen` of 1000 packets).
-pub const DEFAULT_REVERSE_QUEUE_PKTS: u64 = 1000;
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
     TxDone(LinkId),
     Arrival(LinkId),
+    /// A shaping qdisc may release a packet now.
+    LinkPoll(LinkId),
     SenderTimer(u32),
     ReceiverTimer(u32),
     FlowStart(u32),
     FlowStop(u32),
     RateChange(LinkId, u32),
+    /// A host's NAPI poll: process the packets that reached it (see `host::napi`).
+    HostPoll(u32),
     Sample,
     Warmup,
 }
@@ -47,8 +41,7 @@ enum Event {
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
-    fwd_route: u32,
-    rev_route: u32,
+    path: FlowPath,
     ecn: bool,
     start: Time,
     started: bool,
@@ -85,34 +78,94 @@ pub struct RunOutput {
     pub flow_ts: Table,
     pub queue_ts: Table,
     pub events: Table,
+    /// One row per link: configuration and byte counters at the end.
+    pub links: Table,
+    /// Sampled per-packet sojourn times of the recorded queues.
+    pub sojourn: Table,
     pub stats: RunStats,
+    /// The control callback stopped the run at `stats.sim_time_ns`, before the
+    /// configured duration: the tables cover only that much.
+    pub interrupted: bool,
+}
+
+/// The run loop consults its control callback after every this many events: often
+/// enough to react within milliseconds (a few million events per second), rarely
+/// enough that the check (one comparison per event) costs nothing measurable.
+pub const CONTROL_EVERY_EVENTS: u64 = 1 << 14;
+
+/// Where a run is, as the control callback sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time reached (ns).
+    pub sim_time_ns: Time,
+    /// Configured duration (ns).
+    pub duration_ns: Time,
+    pub events_processed: u64,
+    /// Memory the recorded samples and events take so far (bytes).
+    pub recorded_bytes: u64,
+}
+
+/// What the control callback tells the run loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    Continue,
+    /// Stop now; the output covers the simulated time so far (`interrupted`).
+    Stop,
 }
 
 struct World<'a> {
     cfg: &'a ExperimentConfig,
     q: EventQueue<Event>,
     links: Vec<Link>,
-    routes: Vec<[LinkId; 3]>,
+    routes: RouteTable,
+    sender_names: Vec<String>,
     flows: Vec<FlowRt>,
     flow_ts: FlowTsBuilder,
     queue_ts: QueueTsBuilder,
+    sojourn: SojournBuilder,
     events: EventsBuilder,
     stats: RunStats,
     seg_buf: Vec<Segment>,
+    /// End hosts: `2 i` is sender i's host (its flows' ACKs arrive there), `2 i + 1`
+    /// the host of sender i's receivers (data arrives there).
+    hosts: Vec<Host>,
+    /// Whether host `h` delivers packets at once (no noise, no coalescing: the ideal host).
+    host_direct: Vec<bool>,
+    poll_buf: Vec<Packet>,
+    more_buf: Vec<bool>,
 }
 
 /// Run an experiment to completion.
 pub fn run(cfg: &ExperimentConfig) -> Result<RunOutput, String> {
+    run_with(cfg, &mut |_| Control::Continue)
+}
+
+/// Run an experiment, calling `control` every [`CONTROL_EVERY_EVENTS`] events with the
+/// progress so far; it may stop the run (progress display, Ctrl-C, memory budget).
+/// The callback sees only progress, never the world, so it cannot change results.
+pub fn run_with(cfg: &ExperimentConfig, control: &mut dyn FnMut(&Progress) -> Control) -> Result<RunOutput, String> {
     cfg.validate()?;
+    let expanded;
+    let cfg = if cfg.flows.iter().any(|f| f.count != 1) {
+        expanded = cfg.expanded()?;
+        &expanded
+    } else {
+        cfg
+    };
     let mut world = World::build(cfg)?;
-    world.run();
-    Ok(world.finish())
+    let interrupted = world.run(control);
+    Ok(world.finish(interrupted))
 }
 
 /// Parse the JSON configuration and run it.
 pub fn run_json(text: &str) -> Result<RunOutput, String> {
+    run_json_with(text, &mut |_| Control::Continue)
+}
+
+/// [`run_json`] with a control callback (see [`run_with`]).
+pub fn run_json_with(text: &str, control: &mut dyn FnMut(&Progress) -> Control) -> Result<RunOutput, String> {
     let cfg = ExperimentConfig::from_json(text)?;
-    run(&cfg)
+    run_with(&cfg, control)
 }
 
 fn ack_wire_bytes(a: &Ack) -> u32 {
@@ -122,74 +175,67 @@ fn ack_wire_bytes(a: &Ack) -> u32 {
 
 impl<'a> World<'a> {
     fn build(cfg: &'a ExperimentConfig) -> Result<Self, String> {
-        let TopologyConfig::Dumbbell(d) = &cfg.topology;
-        let mut links = Vec::new();
-        let link_rng = |i: usize| stream(cfg.seed, Component::LinkLoss, i as u64);
-        let bn = &d.bottleneck;
-        let mut fwd = Link::new("bottleneck".into(), bn.rate_bps, bn.delay_ns, bn.loss, Queue::from_config(&bn.qdisc), link_rng(0));
-        fwd.recorded = true;
-        links.push(fwd);
-        let rev_cfg = d.reverse_bottleneck.clone();
-        let mut rev = match &rev_cfg {
-            Some(r) => Link::new("bottleneck_rev".into(), r.rate_bps, r.delay_ns, r.loss, Queue::from_config(&r.qdisc), link_rng(1)),
-            None => Link::new(
-                "bottleneck_rev".into(),
-                bn.rate_bps,
-                bn.delay_ns,
-                0.0,
-                Queue::from_config(&QdiscConfig::Pfifo { limit_packets: DEFAULT_REVERSE_QUEUE_PKTS }),
-                link_rng(1),
-            ),
-        };
-        rev.recorded = true;
-        links.push(rev);
-
-        let mut routes = Vec::new();
-        for (i, s) in d.senders.iter().enumerate() {
-            let one_way = (s.rtt_ns - 2 * bn.delay_ns) / 2;
-            let q = || Queue::from_config(&QdiscConfig::Pfifo { limit_packets: s.access_queue_packets });
-            let base = links.len() as LinkId;
-            let names = ["access_fwd", "egress_fwd", "egress_rev", "access_rev"];
-            let delays = [one_way, 0, 0, one_way];
-            for (k, (name, delay)) in names.iter().zip(delays).enumerate() {
-                links.push(Link::new(format!("{name}:{}", s.name), s.access_rate_bps, delay, 0.0, q(), link_rng(2 + 4 * i + k)));
-            }
-            routes.push([base, 0, base + 1]); // data: access_fwd, bottleneck, egress_fwd
-            routes.push([base + 2, 1, base + 3]); // acks: egress_rev, bottleneck_rev, access_rev
+        let topology::Network { mut links, routes, paths, sender_names } = topology::build(cfg)?;
+        for l in links.iter_mut().filter(|l| l.recorded) {
+            l.queue.sojourn_every = SOJOURN_SAMPLE_EVERY;
         }
-
         let mut flows = Vec::with_capacity(cfg.flows.len());
-        for (i, f) in cfg.flows.iter().enumerate() {
-            flows.push(Self::build_flow(cfg, i, f)?);
+        for ((i, f), path) in cfg.flows.iter().enumerate().zip(paths) {
+            flows.push(Self::build_flow(cfg, i, f, path)?);
+        }
+        let mut hosts = Vec::new();
+        let mut host_direct = Vec::new();
+        for i in 0..sender_names.len() {
+            let hc = cfg.sender_host(i);
+            for (side, table) in [noise::LINUX_TX, noise::LINUX_RX].into_iter().enumerate() {
+                let idx = 2 * i + side;
+                hosts.push(Host::new(hc, table, stream(cfg.seed, Component::Jitter, idx as u64)));
+                host_direct.push(hc.timing_noise == 0.0 && hc.gro_max_size == 0);
+            }
         }
         Ok(Self {
             cfg,
             q: EventQueue::new(),
             links,
             routes,
+            sender_names,
             flows,
             flow_ts: FlowTsBuilder::default(),
             queue_ts: QueueTsBuilder::default(),
+            sojourn: SojournBuilder::default(),
             events: EventsBuilder::default(),
             stats: RunStats::default(),
             seg_buf: Vec::new(),
+            hosts,
+            host_direct,
+            poll_buf: Vec::new(),
+            more_buf: Vec::new(),
         })
     }
 
-    fn build_flow(cfg: &ExperimentConfig, i: usize, f: &FlowConfig) -> Result<FlowRt, String> {
+    fn build_flow(cfg: &ExperimentConfig, i: usize, f: &FlowConfig, path: FlowPath) -> Result<FlowRt, String> {
+        let host: &HostConfig = cfg.sender_host(path.sender);
         let cca = cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
+        // A CCA that needs ECN (DCTCP) turns it on, with accurate CE echo.
+        let accurate_ecn = cca.needs_ecn();
+        let ecn = f.ecn || accurate_ecn;
         let rwnd_segs = (f.rwnd_bytes / f.mss as u64).clamp(2, u32::MAX as u64) as u32;
         let params = SenderParams {
             mss: f.mss,
             initial_cwnd: f.initial_cwnd,
             rwnd_segs,
             pacing: f.pacing,
-            ecn: f.ecn,
+            ecn,
             min_rto: f.min_rto_ns,
             size_bytes: f.size_bytes,
+            gso: host.gso(),
+            hz: host.hz,
         };
         let sender = Sender::new(params, cca, stream(cfg.seed, Component::Cca, i as u64));
-        let receiver = Receiver::new(f.delayed_ack, f.mss, f.size_bytes);
+        let mut receiver = Receiver::new(f.delayed_ack, f.mss, f.size_bytes).with_host(host.clock(), path.base_rtt_ns);
+        if accurate_ecn {
+            receiver = receiver.with_accurate_ecn();
+        }
         let jitter = if f.start_jitter_ns > 0 {
             stream(cfg.seed, Component::FlowStart, i as u64).gen_range(0..f.start_jitter_ns)
         } else {
@@ -198,9 +244,8 @@ impl<'a> World<'a> {
         Ok(FlowRt {
             sender,
             receiver,
-            fwd_route: 2 * f.sender as u32,
-            rev_route: 2 * f.sender as u32 + 1,
-            ecn: f.ecn,
+            path,
+            ecn,
             start: f.start_ns + jitter,
             started: false,
             sender_wakes: Vec::new(),
@@ -211,7 +256,20 @@ impl<'a> World<'a> {
         })
     }
 
-    fn run(&mut self) {
+    fn progress(&self, now: Time) -> Progress {
+        let rows = self.flow_ts.len() * FlowTsBuilder::ROW_BYTES
+            + self.queue_ts.len() * QueueTsBuilder::ROW_BYTES
+            + self.events.len() * EventsBuilder::ROW_BYTES;
+        Progress {
+            sim_time_ns: now,
+            duration_ns: self.cfg.duration_ns,
+            events_processed: self.stats.events_processed,
+            recorded_bytes: rows as u64,
+        }
+    }
+
+    /// The event loop. Returns whether `control` stopped it early.
+    fn run(&mut self, control: &mut dyn FnMut(&Progress) -> Control) -> bool {
         let duration = self.cfg.duration_ns;
         for (i, f) in self.flows.iter().enumerate() {
             if f.start < duration {
@@ -223,10 +281,11 @@ impl<'a> World<'a> {
                 }
             }
         }
-        let TopologyConfig::Dumbbell(d) = &self.cfg.topology;
-        for (idx, &(t, _)) in d.bottleneck.rate_schedule.iter().enumerate() {
-            if t < duration {
-                self.q.schedule(t, Event::RateChange(0, idx as u32));
+        for (l, link) in self.links.iter().enumerate() {
+            for (idx, &(t, _)) in link.rate_schedule.iter().enumerate() {
+                if t < duration {
+                    self.q.schedule(t, Event::RateChange(l as LinkId, idx as u32));
+                }
             }
         }
         if self.cfg.warmup_ns > 0 && self.cfg.warmup_ns < duration {
@@ -235,6 +294,8 @@ impl<'a> World<'a> {
         if self.cfg.sample_interval_ns > 0 {
             self.q.schedule(0, Event::Sample);
         }
+        let mut end = duration;
+        let mut next_control = CONTROL_EVERY_EVENTS;
         while let Some(t) = self.q.peek_time() {
             if t >= duration {
                 break;
@@ -243,11 +304,19 @@ impl<'a> World<'a> {
             let (now, ev) = self.q.pop().expect("peeked");
             self.stats.events_processed += 1;
             self.handle(now, ev);
+            if self.stats.events_processed >= next_control {
+                next_control += CONTROL_EVERY_EVENTS;
+                if control(&self.progress(now)) == Control::Stop {
+                    end = now;
+                    break;
+                }
+            }
         }
-        self.stats.sim_time_ns = duration;
+        self.stats.sim_time_ns = end;
         if self.cfg.sample_interval_ns > 0 {
-            self.sample(duration);
+            self.sample(end);
         }
+        end < duration
     }
 
     fn handle(&mut self, now: Time, ev: Event) {
@@ -257,10 +326,13 @@ impl<'a> World<'a> {
                 if let Some(t) = arrival {
                     self.q.schedule(t, Event::Arrival(l));
                 }
-                if let LinkWake::TxDone(t) = next {
-                    self.q.schedule(t, Event::TxDone(l));
-                }
-                self.collect_dequeue_drops(now, l);
+                self.schedule_link(l, next);
+                self.collect_queue_report(now, l);
+            }
+            Event::LinkPoll(l) => {
+                let next = self.links[l as usize].on_poll(now);
+                self.schedule_link(l, next);
+                self.collect_queue_report(now, l);
             }
             Event::Arrival(l) => {
                 let (p, next) = self.links[l as usize].on_arrival();
@@ -301,13 +373,22 @@ impl<'a> World<'a> {
                 self.after_sender(now, f);
             }
             Event::RateChange(l, idx) => {
-                let TopologyConfig::Dumbbell(d) = &self.cfg.topology;
-                let rate = d.bottleneck.rate_schedule[idx as usize].1;
                 let link = &mut self.links[l as usize];
+                let rate = link.rate_schedule[idx as usize].1;
                 let old = link.rate_bps;
                 link.set_rate(rate);
                 let name = link.name.clone();
                 self.events.push(now, "rate_change", -1, &name, "", rate as f64, old as f64);
+            }
+            Event::HostPoll(h) => {
+                let mut batch = std::mem::take(&mut self.poll_buf);
+                let mut more = std::mem::take(&mut self.more_buf);
+                self.hosts[h as usize].rx.take(&mut batch, &mut more);
+                for (p, more_in_frame) in batch.drain(..).zip(more.iter().copied()) {
+                    self.deliver(now, p, more_in_frame);
+                }
+                self.poll_buf = batch;
+                self.more_buf = more;
             }
             Event::Sample => {
                 self.sample(now);
@@ -326,20 +407,35 @@ impl<'a> World<'a> {
 
     /// A packet finished a hop: on to the next link, or to its endpoint.
     fn forward(&mut self, now: Time, p: Packet) {
-        let route = self.routes[p.route as usize];
         let next_hop = p.hop as usize + 1;
-        if next_hop < route.len() {
+        if let Some(next_link) = self.routes.link_at(p.route, next_hop) {
             let mut p = p;
             p.hop = next_hop as u8;
-            self.enqueue(now, route[next_hop], p);
+            self.enqueue(now, next_link, p);
             return;
         }
+        // The packet reached its end host: the host's NAPI poll processes it.
+        let h = 2 * self.flows[p.flow as usize].path.sender + p.is_data() as usize;
+        if self.host_direct[h] {
+            self.deliver(now, p, false);
+            return;
+        }
+        let host = &mut self.hosts[h];
+        let delay = host.delay.sample();
+        if let Some(t) = host.rx.push(p, now, delay) {
+            self.q.schedule(t, Event::HostPoll(h as u32));
+        }
+    }
+
+    /// TCP processes a packet at its end host (`more_in_frame`: GRO merged it with
+    /// the next segment of the same flow, so the ACK decision waits).
+    fn deliver(&mut self, now: Time, p: Packet, more_in_frame: bool) {
         let f = p.flow;
         match p.payload {
             Payload::Data(seg) => {
                 self.stats.data_pkts_delivered += 1;
                 let flow = &mut self.flows[f as usize];
-                if let Some(ack) = flow.receiver.on_segment(now, &seg, p.ecn) {
+                if let Some(ack) = flow.receiver.on_segment_in_frame(now, &seg, p.ecn, more_in_frame) {
                     self.emit_ack(now, f, ack);
                 }
                 let flow = &mut self.flows[f as usize];
@@ -362,10 +458,16 @@ impl<'a> World<'a> {
     }
 
     fn enqueue(&mut self, now: Time, l: LinkId, p: Packet) {
-        match self.links[l as usize].enqueue(p, now) {
-            Ok(LinkWake::TxDone(t)) => self.q.schedule(t, Event::TxDone(l)),
-            Ok(LinkWake::None) => {}
-            Err((p, reason)) => self.record_drop(now, l, &p, reason.name()),
+        let wake = self.links[l as usize].enqueue(p, now);
+        self.schedule_link(l, wake);
+        self.collect_queue_report(now, l);
+    }
+
+    fn schedule_link(&mut self, l: LinkId, wake: LinkWake) {
+        match wake {
+            LinkWake::TxDone(t) => self.q.schedule(t, Event::TxDone(l)),
+            LinkWake::Poll(t) => self.q.schedule(t, Event::LinkPoll(l)),
+            LinkWake::None => {}
         }
     }
 
@@ -383,25 +485,38 @@ impl<'a> World<'a> {
         self.events.push(now, "drop", p.flow as i64, name, reason, seg, if p.is_data() { 1.0 } else { 0.0 });
     }
 
-    fn collect_dequeue_drops(&mut self, now: Time, l: LinkId) {
-        if self.links[l as usize].queue.dequeue_drops.is_empty() {
+    /// Record the drops and CE marks a link's queue made (at enqueue or dequeue).
+    fn collect_queue_report(&mut self, now: Time, l: LinkId) {
+        if self.links[l as usize].queue.report.is_empty() {
             return;
         }
-        let drops = std::mem::take(&mut self.links[l as usize].queue.dequeue_drops);
-        for (p, reason) in &drops {
+        let mut report = std::mem::take(&mut self.links[l as usize].queue.report);
+        for (p, reason) in &report.drops {
             if p.is_data() {
                 self.links[l as usize].note_data_dropped_in_queue();
             }
             self.record_drop(now, l, p, reason.name());
         }
+        for p in &report.marks {
+            if let Payload::Data(s) = p.payload {
+                let name = &self.links[l as usize].name;
+                self.events.push(now, "ecn_mark", p.flow as i64, name, "", s.seg as f64, f64::NAN);
+            }
+        }
+        report.drops.clear();
+        report.marks.clear();
+        // Hand the (empty) buffers back so steady state does not allocate.
+        self.links[l as usize].queue.report = report;
     }
 
     fn emit_segments(&mut self, now: Time, f: u32, out: &mut Vec<Segment>) {
         let flow = &self.flows[f as usize];
-        let route = flow.fwd_route;
-        let ecn = if flow.ecn { Ecn::Ect } else { Ecn::NotEct };
-        let first = self.routes[route as usize][0];
+        let route = flow.path.fwd_route;
+        let first = self.routes.hops(route)[0];
+        let ecn_capable = flow.ecn;
         for seg in out.drain(..) {
+            // RFC 3168 §6.1.5 (Linux `tcp_ecn_send`): retransmissions are not ECT.
+            let ecn = if ecn_capable && !seg.is_retrans { Ecn::Ect } else { Ecn::NotEct };
             self.stats.data_pkts_sent += 1;
             let p = Packet {
                 flow: f,
@@ -417,8 +532,8 @@ impl<'a> World<'a> {
 
     fn emit_ack(&mut self, now: Time, f: u32, ack: Ack) {
         self.stats.ack_pkts_sent += 1;
-        let route = self.flows[f as usize].rev_route;
-        let first = self.routes[route as usize][0];
+        let route = self.flows[f as usize].path.rev_route;
+        let first = self.routes.hops(route)[0];
         let p = Packet { flow: f, wire_bytes: ack_wire_bytes(&ack), route, hop: 0, ecn: Ecn::NotEct, payload: Payload::Ack(ack) };
         self.enqueue(now, first, p);
     }
@@ -442,6 +557,8 @@ impl<'a> World<'a> {
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
             if !flow.sender_wakes.iter().any(|&w| w <= t) {
+                // Timers fire late by the sending host's processing delay.
+                let t = t + self.hosts[2 * flow.path.sender].delay.sample();
                 flow.sender_wakes.push(t);
                 self.q.schedule(t, Event::SenderTimer(f));
             }
@@ -450,7 +567,7 @@ impl<'a> World<'a> {
 
     fn resched_receiver(&mut self, f: u32) {
         let flow = &mut self.flows[f as usize];
-        if let Some(t) = flow.receiver.delack_deadline {
+        if let Some(t) = flow.receiver.deadline() {
             if !flow.receiver_wakes.iter().any(|&w| w <= t) {
                 flow.receiver_wakes.push(t);
                 self.q.schedule(t, Event::ReceiverTimer(f));
@@ -483,21 +600,25 @@ impl<'a> World<'a> {
                 cc,
             });
         }
-        for l in self.links.iter().filter(|l| l.recorded) {
+        for l in self.links.iter_mut().filter(|l| l.recorded) {
+            let sojourn = l.queue.take_sojourn();
             self.queue_ts.push(&QueueSample {
                 time_ns: now,
                 link: &l.name,
                 backlog_bytes: l.queue.backlog_bytes(),
                 backlog_pkts: l.queue.backlog_pkts(),
                 stats: l.queue.stats,
+                sojourn,
+                aqm: l.queue.aqm_state(),
             });
+            self.sojourn.extend(&l.name, &mut l.queue.sojourn_samples);
         }
     }
 
-    fn finish(mut self) -> RunOutput {
-        self.stats.data_pkts_in_network = self.links.iter().map(|l| l.data_in_link).sum();
-        let duration = self.cfg.duration_ns;
-        let TopologyConfig::Dumbbell(d) = &self.cfg.topology;
+    fn finish(mut self, interrupted: bool) -> RunOutput {
+        self.stats.data_pkts_in_network = self.links.iter().map(|l| l.data_in_link).sum::<u64>()
+            + self.hosts.iter().map(|h| h.rx.packets.iter().filter(|p| p.is_data()).count() as u64).sum::<u64>();
+        let duration = self.stats.sim_time_ns;
         let mut cols = FlowsColumns::default();
         for (i, (f, fc)) in self.flows.iter().zip(&self.cfg.flows).enumerate() {
             let c = &f.sender.counters;
@@ -508,13 +629,13 @@ impl<'a> World<'a> {
                 .max(f.start.min(duration));
             cols.flow_id.push(i as u64);
             cols.sender.push(fc.sender as u64);
-            cols.sender_name.push(d.senders[fc.sender].name.as_str());
+            cols.sender_name.push(self.sender_names[f.path.sender].as_str());
             cols.group.push(fc.group.as_str());
             cols.cca.push(fc.cca.as_str());
             cols.start_ns.push(f.start);
             cols.stop_ns.push(fc.stop_ns.map_or(-1, |s| s as i64));
             cols.size_bytes.push(fc.size_bytes.map_or(-1, |s| s as i64));
-            cols.base_rtt_ns.push(d.senders[fc.sender].rtt_ns);
+            cols.base_rtt_ns.push(f.path.base_rtt_ns);
             cols.mss.push(fc.mss as u64);
             cols.delivered_bytes.push(f.receiver.delivered_bytes);
             cols.delivered_bytes_at_warmup.push(f.delivered_at_warmup);
@@ -535,8 +656,16 @@ impl<'a> World<'a> {
             flows: cols.finish(),
             flow_ts: self.flow_ts.finish(),
             queue_ts: self.queue_ts.finish(),
+            links: links_table(&self.links),
+            sojourn: {
+                for l in self.links.iter_mut().filter(|l| l.recorded) {
+                    self.sojourn.extend(&l.name, &mut l.queue.sojourn_samples);
+                }
+                std::mem::take(&mut self.sojourn).finish()
+            },
             events: self.events.finish(),
             stats: self.stats,
+            interrupted,
         }
     }
 }

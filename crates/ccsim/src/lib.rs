@@ -13,7 +13,8 @@
 //! cc         the CCA trait, shared building blocks, one file per algorithm
 //! tcp        sender (scoreboard, RACK-TLP, RTO, PRR, rate samples, pacing), receiver
 //! trace      columnar recorders for flow/queue samples and events
-//! experiment config -> world (dumbbell builder) -> run -> tables
+//! topology  builders (dumbbell) -> links + route table + each flow's routes
+//! experiment config -> world (network from topology) -> run -> tables
 //! ```
 //!
 //! Contracts: same config + seed + version ⇒ bit-identical output; time never goes
@@ -27,10 +28,12 @@ pub mod units;
 pub mod net;
 pub mod qdisc;
 pub mod tcp;
+pub mod topology;
 pub mod experiment;
+pub mod host;
 
 pub use config::ExperimentConfig;
-pub use experiment::{run, run_json, RunOutput, RunStats};
+pub use experiment::{run, run_json, run_json_with, run_with, Control, Progress, RunOutput, RunStats};
 
 /// Engine version, recorded in every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

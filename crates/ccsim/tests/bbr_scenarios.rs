@@ -165,7 +165,10 @@ fn bbr2_and_bbr3_back_off_above_their_loss_threshold_while_bbr1_does_not() {
 ///
 /// Measured backlog after warm-up (median / p90 / max, packets): bbr1 1/30/47,
 /// bbr2 0/0/33, bbr3 0/37/133; cubic 1114/1273/1333. Goodput 94.5 / 95.6 /
-/// 93.6 / 96.5 Mbit/s. Thresholds: BBR median < 0.1 BDP, p90 < 0.5 BDP and
+/// 93.6 / 96.5 Mbit/s (ideal host). With Linux's GSO budget (`tso_autosize`, the
+/// default since the host layer) BBRv1's cwnd carries 3 × ~7 packets of quantization
+/// budget, which stand in the queue: median 18 packets, as the kernel's ~20
+/// (docs/validation.md). Thresholds: BBR median < 0.15 BDP, p90 < 0.5 BDP and
 /// goodput > 0.9 of the link; CUBIC median > 0.6 of the buffer.
 #[test]
 fn a_lone_bbr_flow_keeps_a_deep_buffer_nearly_empty_while_cubic_fills_it() {
@@ -185,7 +188,7 @@ fn a_lone_bbr_flow_keeps_a_deep_buffer_nearly_empty_while_cubic_fills_it() {
         if cca == "cubic" {
             assert!(median as f64 > 0.6 * buffer, "cubic should fill most of the buffer: median {median} pkts");
         } else {
-            assert!((median as f64) < 0.1 * bdp, "{cca}: median backlog {median} pkts, BDP {bdp:.0}");
+            assert!((median as f64) < 0.15 * bdp, "{cca}: median backlog {median} pkts, BDP {bdp:.0}");
             assert!((p90 as f64) < 0.5 * bdp, "{cca}: p90 backlog {p90} pkts, BDP {bdp:.0}");
             assert!(g > 0.9 * ceiling(), "{cca}: a small queue must not cost throughput: {:.2} Mbit/s", g / 1e6);
         }
@@ -241,9 +244,13 @@ fn bbr1_dominates_cubic_in_shallow_buffers_and_cubic_gains_with_buffer_depth() {
 // ---------------------------------------------------------------------------
 
 /// One flow on 100 Mbit/s, 20 ms, 1 BDP pfifo, flow_ts sampled every 5 ms (Drain
-/// and PROBE_BW's REFILL last about one round, 20 ms).
+/// and PROBE_BW's REFILL last about one round, 20 ms). The ideal host (exact
+/// timing): these tests need a path whose RTT samples all equal the minimum; with a
+/// Linux host's timing noise a later, slightly lower sample restarts the min-RTT
+/// window, as on a real machine.
 fn state_machine_run(cca: &str, duration: Time) -> RunOutput {
     let mut cfg = dumbbell(RATE_MBPS, &[20], 1.0);
+    set_host(&mut cfg, ccsim::host::HostConfig::ideal());
     cfg.duration_ns = duration;
     cfg.sample_interval_ns = ms(5);
     cfg.flows.push(flow(0, cca, 0));
@@ -256,21 +263,25 @@ fn state_machine_run(cca: &str, duration: Time) -> RunOutput {
 /// sample *equals* the minimum, so this also checks that equal samples do not
 /// postpone ProbeRTT (mainline's strict `<` since v5.10).
 ///
-/// Measured (first sample of each run, s): startup@0.005 → drain@0.295 →
-/// probe_bw@0.325 → probe_rtt@10.025 → probe_bw@10.245 → probe_rtt@20.245 →
-/// probe_bw@20.470. (Before the `<` fix in `cc/bbr1/probe_rtt.rs` no probe_rtt
+/// Measured (first sample of each run, s): startup@0.005 → probe_bw@0.305 →
+/// probe_rtt@10.025 → probe_bw@10.250 → probe_rtt@20.250 → probe_bw@20.475
+/// (Drain lasted one ACK). (Before the `<` fix in `cc/bbr1/probe_rtt.rs` no probe_rtt
 /// ever appeared here.)
 #[test]
 fn bbr1_state_machine_shows_in_flow_ts() {
     let out = state_machine_run("bbr1", secs(21));
-    let runs = state_runs(&out, 0);
-    println!("bbr1: {}", describe(&runs));
+    let all = state_runs(&out, 0);
+    println!("bbr1: {}", describe(&all));
+    // Drain may be over within one ACK: `bbr_check_drain` enters Drain and leaves it
+    // on the same ACK when in-flight is already at most one BDP, as after Startup's
+    // losses on this 1-BDP buffer (RACK marks them after its reordering window plus
+    // TCP_TIMEOUT_MIN). So Drain need not show in 5 ms samples.
+    let runs: Vec<_> = all.into_iter().filter(|r| r.0 != "drain").collect();
     let names: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
-    assert_eq!(&names[..3], ["startup", "drain", "probe_bw"], "{}", describe(&runs));
-    assert!(runs[1].1 < secs(1), "drain should come within the first second: {}", describe(&runs));
-    let expected = ["startup", "drain", "probe_bw", "probe_rtt", "probe_bw", "probe_rtt", "probe_bw"];
+    assert!(runs[1].1 < secs(1), "ProbeBW should come within the first second: {}", describe(&runs));
+    let expected = ["startup", "probe_bw", "probe_rtt", "probe_bw", "probe_rtt", "probe_bw"];
     assert_eq!(names, expected, "{}", describe(&runs));
-    let (first, second) = (&runs[3], &runs[5]);
+    let (first, second) = (&runs[2], &runs[4]);
     // The min RTT is first seen in the first round (≈ 20–40 ms).
     assert!(first.1 >= secs(10) && first.1 < secs(10) + ms(300), "first ProbeRTT at {} ns", first.1);
     for r in [first, second] {
@@ -280,7 +291,7 @@ fn bbr1_state_machine_shows_in_flow_ts() {
         assert!(held >= ms(190) && held < ms(300), "ProbeRTT held {held} ns");
     }
     // The next ProbeRTT is 10 s after the previous one ended (stamp reset on exit).
-    let next = second.1 - runs[4].1;
+    let next = second.1 - runs[3].1;
     assert!(next >= secs(10) - ms(10) && next < secs(10) + ms(100), "ProbeRTT period {next} ns");
 }
 

@@ -3,18 +3,22 @@
 //! Random sequences of sender events — sends, ACKs (with and without ECN echo),
 //! losses, timeouts, spurious-loss undos, idle time, app-limited periods and
 //! stretches of a bulk transfer over a random path — run through
-//! [`TimelineHarness`] for each entry of [`REGISTRY`], so a CCA added to the
-//! registry is covered without touching this file. After every event:
+//! [`TimelineHarness`], i.e. the real TCP sender and receiver, for each entry of
+//! [`REGISTRY`], so a CCA added to the registry is covered without touching this
+//! file. After every event:
 //!
 //! * no panic;
 //! * cwnd ≥ 1 and ≤ `cwnd_clamp`, both as the CCA left it (the harness records a
 //!   violation before clamping) and after;
-//! * the pacing rate is positive (no hook ever set it to 0), except where the
+//! * the pacing rate of a model-based CCA is positive (no hook ever set it to 0), except where the
 //!   CCA's own bandwidth model is 0: a BBR flow whose bw truncates to 0 packets/µs
 //!   << 24 (fewer than one packet per 2^24 µs ≈ 16.8 s) sets `sk_pacing_rate` to 0
 //!   in Linux too, which TCP pacing treats as unpaced (see `cc/bbr1/model.rs`). A
 //!   CCA without a bandwidth model (`bw_bps` None) may never set it to 0;
-//! * ssthresh ≥ 1 and in-flight accounting is consistent;
+//! * ssthresh ≥ 1 and in-flight accounting is consistent; the sender's scoreboard
+//!   invariants (`debug_assert!`s in `tcp/sender/scoreboard.rs`) hold;
+//! * conservation: every segment sent was delivered, dropped by the path, or is
+//!   still outstanding;
 //! * `metrics().state` is a non-empty name.
 //!
 //! `CCSIM_CCA=cubic,bbr1 cargo test --test cc_properties` restricts the run to
@@ -32,13 +36,13 @@ const MSS: u32 = 1448;
 
 #[derive(Debug, Clone)]
 enum Op {
-    /// Transmit n segments now, ignoring cwnd.
+    /// The application writes n segments.
     Send(u32),
     /// One ACK of the n oldest segments in flight.
     Ack(u32),
     /// One ACK with ECE set.
     Ecn(u32),
-    /// The n oldest segments in flight are lost.
+    /// The path drops the n oldest segments in flight.
     Lose(u32),
     Rto,
     Undo,
@@ -108,8 +112,9 @@ const PACING_ZERO: &str = "set pacing_rate to 0";
 fn check(h: &TimelineHarness, cca: &str, i: usize, op: &Op, seen: &mut usize) -> Result<(), TestCaseError> {
     let tp = h.tp();
     let at = format!("CCA '{cca}' after op #{i} {op:?} (t = {} ns)", tp.now);
-    let new = &h.violations()[*seen..];
-    *seen = h.violations().len();
+    let violations = h.violations();
+    let new = &violations[*seen..];
+    *seen = violations.len();
     let (pacing_zero, other): (Vec<&String>, Vec<&String>) = new.iter().partition(|v| v.contains(PACING_ZERO));
     prop_assert!(other.is_empty(), "{at}: hook contract violated: {:?}", other);
     prop_assert!(tp.cwnd >= 1 && tp.cwnd <= tp.cwnd_clamp, "{at}: cwnd {} outside [1, {}]", tp.cwnd, tp.cwnd_clamp);
@@ -119,7 +124,10 @@ fn check(h: &TimelineHarness, cca: &str, i: usize, op: &Op, seen: &mut usize) ->
     // hook of the same op already overwrote cannot be judged and is a failure.
     let bw_bps = h.cca().metrics(tp).bw_bps;
     let model_zero = bw_bps == Some(0.0);
-    if !pacing_zero.is_empty() || tp.pacing_rate == 0 {
+    // A classic CCA leaves pacing to the sender, whose rate is 0 (unpaced) while
+    // pacing is off or before the first RTT sample (`tcp_update_pacing_rate`).
+    let sender_paces = !h.cca().has_cong_control();
+    if !pacing_zero.is_empty() || (tp.pacing_rate == 0 && !sender_paces) {
         prop_assert!(
             tp.pacing_rate == 0 && model_zero,
             "{at}: pacing rate 0 ({:?}; now {} B/s) while the bandwidth model is {:?} bit/s",
@@ -129,8 +137,19 @@ fn check(h: &TimelineHarness, cca: &str, i: usize, op: &Op, seen: &mut usize) ->
         );
     }
     prop_assert!(tp.ssthresh >= 1, "{at}: ssthresh 0");
-    prop_assert!(tp.in_flight <= tp.packets_out, "{at}: in_flight {} > packets_out {}", tp.in_flight, tp.packets_out);
+    // `tcp_packets_in_flight` counts a segment twice while both it and a
+    // retransmission of it that was not marked lost (a loss probe) are out.
+    prop_assert!(
+        tp.in_flight <= tp.packets_out + tp.retrans_out && tp.retrans_out <= tp.packets_out,
+        "{at}: in_flight {} > packets_out {} + retrans_out {}",
+        tp.in_flight,
+        tp.packets_out,
+        tp.retrans_out
+    );
     prop_assert!(tp.retrans_out <= tp.in_flight, "{at}: retrans_out {} > in_flight {}", tp.retrans_out, tp.in_flight);
+    if let Err(e) = h.check_conservation() {
+        prop_assert!(false, "{at}: {e}");
+    }
     let state = h.cca().metrics(tp).state;
     prop_assert!(!state.is_empty(), "{at}: metrics().state is empty");
     prop_assert!(

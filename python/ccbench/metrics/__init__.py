@@ -1,47 +1,145 @@
 """Metrics: pure functions over result tables, one family per module, each citing
-its definition in the metric specification (``metrics.md``, by id):
+its definition in the metric specification (``metrics.md``, by id). The id → function
+map is :data:`ccbench.metrics.catalog.METRICS`.
 
-=================  =====================================================
+=================  ==============================================================
 module             metrics
-=================  =====================================================
-throughput         M-TPUT (per flow, sender, CCA, time series), M-SHARE
-fairness           M-JFI, M-JFI-GROUP
-utilization        M-PHI
-retransmissions    M-RETX, M-RETX-PCT
-queue              M-QLEN, M-NQ, M-DROP
-=================  =====================================================
+=================  ==============================================================
+throughput         M-TPUT (per flow, sender, CCA, total, time series), M-SHARE
+sizing             M-BDP
+fairness           M-JFI, M-JFI-SENDER, M-JFI-FLOWMEAN, M-JFI-GROUP, M-JFI-TS, M-JFI-PL
+utilization        M-PHI, M-BWUTIL, M-PHASE-TPUT, M-OVERALL
+retransmissions    M-RETX, M-RR, M-RETX-PCT, M-LOSSRATE, M-HALVRATE, M-LOSS-HALVING, M-BURST
+queue              M-QLEN, M-NQ, M-QOCC, M-DROP, queueing-delay percentiles
+distribution       M-AVGTPUT, M-QUANT, M-AVGTHR-SD
+convergence        M-EPS-CONV, M-SPREAD, M-CONV-JFI, M-T90, M-DOS-REC
+ratios             M-TR-RECIPE, M-TR-NCF, M-TD, M-HARM, M-FNESS
+fct                M-FCT, M-FCT-SLOWDOWN, M-FLOWCOUNT
+mathis             M-MATHIS, M-MATHIS-C, M-MATHIS-ERR
+aggregate          M-STATS, M-AVG-PHI, M-AVG-RR, M-AVG-J, M-EQUIL (over runs)
+=================  ==============================================================
 
-Every metric is defined once, here; :func:`summary` only combines them.
+Where the sources differ, the choice is a keyword parameter with a documented
+default. Every metric is defined once, here; :func:`summary` only combines them.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .fairness import jain_by_group, jain_index
-from .queue import drop_ratio, occupancy
-from .retransmissions import retransmission_pct, retransmissions
-from .throughput import aggregate_goodput, flow_goodput, goodput_timeseries, total_goodput, window_bytes
-from .utilization import capacity_bits, utilization
+from .aggregate import equilibrium_buffer, over_repetitions, overall_average
+from .convergence import (
+    EpsConvergence,
+    TimeToEvent,
+    dos_recovery_time,
+    ema_throughput,
+    eps_convergence,
+    jfi_convergence_time,
+    time_to_fraction,
+)
+from .distribution import average_throughput, avg_throughput_sd, throughput_quantiles
+from .fairness import jain_by_group, jain_flowmean, jain_index, jain_parking_lot, jain_senders, jain_timeseries
+from .fct import DEFAULT_SIZE_EDGES, by_size_bucket, expected_fct, fct_slowdown, flow_completion, flow_counts
+from .mathis import MATHIS_C_NEWRENO, fit_mathis_c, mathis_error, mathis_inputs, mathis_throughput
+from .queue import (
+    backlog_delay,
+    delay_percentiles,
+    drop_ratio,
+    median_occupancy,
+    occupancy,
+    relative_median_difference,
+)
+from .ratios import fness, harm, throughput_difference, throughput_ratio_ncf, throughput_ratio_recipe
+from .retransmissions import (
+    burstiness,
+    data_drops,
+    drop_burstiness,
+    loss_and_halving_rates,
+    relative_retransmissions,
+    retransmission_pct,
+    retransmissions,
+)
+from .sizing import bdp_bytes, buffer_bytes, buffer_packets
+from .throughput import (
+    aggregate_goodput,
+    flow_goodput,
+    goodput_timeseries,
+    group_timeseries,
+    moving_average,
+    total_goodput,
+    window_bytes,
+)
+from .utilization import bwutil_gap, capacity_bits, overall_throughput, phase_throughput, rate_phases, utilization
 
 if TYPE_CHECKING:
     from ..results import RunResult
 
 __all__ = [
+    "DEFAULT_SIZE_EDGES",
+    "MATHIS_C_NEWRENO",
+    "EpsConvergence",
+    "TimeToEvent",
     "aggregate_goodput",
+    "average_throughput",
+    "avg_throughput_sd",
+    "backlog_delay",
+    "bdp_bytes",
+    "buffer_bytes",
+    "buffer_packets",
+    "burstiness",
+    "bwutil_gap",
+    "by_size_bucket",
     "capacity_bits",
+    "data_drops",
+    "delay_percentiles",
+    "dos_recovery_time",
+    "drop_burstiness",
     "drop_ratio",
+    "ema_throughput",
+    "eps_convergence",
+    "equilibrium_buffer",
+    "expected_fct",
+    "fct_slowdown",
+    "fit_mathis_c",
+    "flow_completion",
+    "flow_counts",
     "flow_goodput",
+    "fness",
     "goodput_timeseries",
+    "group_timeseries",
+    "harm",
     "jain_by_group",
+    "jain_flowmean",
     "jain_index",
+    "jain_parking_lot",
+    "jain_senders",
+    "jain_timeseries",
+    "jfi_convergence_time",
+    "loss_and_halving_rates",
+    "mathis_error",
+    "mathis_inputs",
+    "mathis_throughput",
+    "median_occupancy",
+    "moving_average",
     "occupancy",
+    "over_repetitions",
+    "overall_average",
+    "overall_throughput",
+    "phase_throughput",
+    "rate_phases",
+    "relative_median_difference",
+    "relative_retransmissions",
     "retransmission_pct",
     "retransmissions",
     "summary",
+    "throughput_difference",
+    "throughput_quantiles",
+    "throughput_ratio_ncf",
+    "throughput_ratio_recipe",
+    "time_to_fraction",
     "total_goodput",
-    "window_bytes",
     "utilization",
+    "window_bytes",
 ]
 
 
@@ -54,29 +152,34 @@ def summary(result: RunResult) -> dict[str, Any]:
     ``utilization`` (M-PHI), ``retransmissions`` (M-RETX), ``retransmission_pct``
     (M-RETX-PCT), and the bottleneck's ``drops``/``drop_pct`` (M-DROP) and queue
     occupancy (M-QLEN/M-NQ).
+
+    It reads only the manifest's spec and ``derived`` block and the tables' required
+    columns, so it gives the same metrics for every backend.
     """
-    cfg = result.engine_config
-    warmup = int(cfg.get("warmup_ns", 0))
-    duration = int(cfg["duration_ns"])
-    link = cfg["topology"]["bottleneck"]
+    derived = result.derived
+    warmup = int(derived["window"]["warmup_ns"])
+    duration = int(derived["window"]["duration_ns"])
+    link = derived["bottleneck"]
+    buffer = derived["buffer"]
     flows = result.flows
     per_flow = flow_goodput(flows, warmup)
     per_flow["segs_retrans"] = flows["segs_retrans"].to_numpy()
-    qdisc = link.get("qdisc", {})
     queue_ts = result.queue_ts if "queue_ts" in result.tables else None
     drops = drop_ratio(queue_ts, start_ns=warmup) if queue_ts is not None else {}
     occ = (
         occupancy(
-            queue_ts, start_ns=warmup, limit_packets=qdisc.get("limit_packets"), limit_bytes=qdisc.get("limit_bytes")
+            queue_ts,
+            start_ns=warmup,
+            limit_packets=buffer["packets"] if buffer["qdisc"] == "pfifo" else None,
+            limit_bytes=buffer["bytes"] if buffer["qdisc"] != "pfifo" else None,
         )
         if queue_ts is not None
         else {}
     )
-    senders = aggregate_goodput(flows, warmup_ns=warmup, duration_ns=duration, by="sender_name")
     return {
         "flows": per_flow,
         "jain": jain_index(per_flow["goodput_bps"]),
-        "jain_senders": jain_index(senders["goodput_bps"]) if len(senders) > 1 else float("nan"),
+        "jain_senders": jain_senders(flows, warmup_ns=warmup, duration_ns=duration),
         "jain_by_group": jain_by_group(per_flow),
         "goodput_bps": total_goodput(flows, warmup_ns=warmup, duration_ns=duration),
         "utilization": utilization(

@@ -1,6 +1,14 @@
-"""Queueing family: metrics.md §4–6, **M-QLEN** (mean and standard deviation of the
-queue length), **M-NQ** (the same normalized by the buffer size) and **M-DROP**
-(packet drop ratio at the bottleneck).
+"""Queueing family: metrics.md §4 and §7, **M-QLEN** (mean and standard deviation
+of the queue length), **M-NQ** (the same normalized by the buffer size), **M-QOCC**
+(median occupancy and the relative difference of medians), **M-DROP** (packet drop
+ratio at the bottleneck), and queueing-delay percentiles.
+
+Queueing delay comes from **sojourn samples** when the run has them: a table
+``sojourn`` with columns ``time_ns`` (dequeue time), ``link`` and ``sojourn_ns``
+(time the packet spent in the queue), one row per sampled packet — the contract this
+module expects from the network layer's recording. Until a run carries it,
+:func:`backlog_delay` estimates the delay as the drain time of the backlog,
+backlog_bytes · 8 / rate, which is exact for a FIFO at a constant rate.
 
 All functions read the ``queue_ts`` samples of one link (default ``"bottleneck"``)
 within a window [start_ns, end_ns] (pass the warm-up as ``start_ns`` for the
@@ -12,7 +20,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["drop_ratio", "occupancy"]
+__all__ = [
+    "backlog_delay",
+    "delay_percentiles",
+    "drop_ratio",
+    "median_occupancy",
+    "occupancy",
+    "relative_median_difference",
+]
 
 
 def _link(queue_ts: pd.DataFrame, link: str) -> pd.DataFrame:
@@ -75,3 +90,59 @@ def drop_ratio(queue_ts: pd.DataFrame, *, link: str = "bottleneck", start_ns: in
         "arrivals": float(arrivals),
         "drop_pct": 100.0 * d / arrivals if arrivals else float("nan"),
     }
+
+
+def median_occupancy(
+    queue_ts: pd.DataFrame, *, link: str = "bottleneck", start_ns: int = 0, unit: str = "bytes"
+) -> float:
+    """M-QOCC (D2 Ch. 6): the median backlog (``unit`` ``"bytes"`` or ``"pkts"``) of
+    the samples from ``start_ns`` on. NaN without samples."""
+    if unit not in ("bytes", "pkts"):
+        raise ValueError(f"unit must be 'bytes' or 'pkts', not {unit!r}")
+    df = _link(queue_ts, link)
+    x = df.loc[df["time_ns"].to_numpy(dtype=np.int64) >= start_ns, f"backlog_{unit}"].to_numpy(dtype=float)
+    return float(np.median(x)) if x.size else float("nan")
+
+
+def relative_median_difference(median_x: float, median_ref: float) -> float:
+    """M-QOCC comparison (D2 Ch. 6): ``(median_X − median_ref) / median_ref``; NaN
+    when the reference median is zero."""
+    return (median_x - median_ref) / median_ref if median_ref else float("nan")
+
+
+def delay_percentiles(
+    sojourn: pd.DataFrame,
+    *,
+    link: str = "bottleneck",
+    start_ns: int = 0,
+    q: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99),
+) -> dict[str, float]:
+    """Queueing-delay percentiles (metrics.md §7, from sojourn samples): ``mean_ns``
+    and ``p50_ns`` … for the ``sojourn_ns`` of the packets dequeued at ``link`` from
+    ``start_ns`` on. Works on the ``sojourn`` table or on :func:`backlog_delay`'s
+    output (same columns). NaN without samples."""
+    df = sojourn
+    if "link" in df.columns:
+        df = df[df["link"].astype(str) == link]
+    x = df.loc[df["time_ns"].to_numpy(dtype=np.int64) >= start_ns, "sojourn_ns"].to_numpy(dtype=float)
+    out = {"samples": float(x.size), "mean_ns": float(x.mean()) if x.size else float("nan")}
+    for p in q:
+        out[f"p{round(p * 100):d}_ns"] = float(np.quantile(x, p)) if x.size else float("nan")
+    return out
+
+
+def backlog_delay(
+    queue_ts: pd.DataFrame, *, rate_bps: int, rate_schedule: tuple | list = (), link: str = "bottleneck"
+) -> pd.DataFrame:
+    """An estimate of the queueing delay a packet arriving at each sample would see:
+    backlog_bytes · 8 / rate (rate from the link's schedule at that time). Columns
+    ``time_ns``, ``link``, ``sojourn_ns`` — the ``sojourn`` table's contract, so the
+    delay functions and plots take either."""
+    df = _link(queue_ts, link)
+    t = df["time_ns"].to_numpy(dtype=np.int64)
+    change_t = np.array([0, *(int(c[0]) for c in rate_schedule)], dtype=np.int64)
+    change_r = np.array([int(rate_bps), *(int(c[1]) for c in rate_schedule)], dtype=float)
+    rate = change_r[np.searchsorted(change_t, t, side="right") - 1]
+    return pd.DataFrame(
+        {"time_ns": t, "link": link, "sojourn_ns": df["backlog_bytes"].to_numpy(dtype=float) * 8e9 / rate}
+    )

@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["aggregate_goodput", "flow_goodput", "goodput_timeseries", "total_goodput", "window_bytes"]
+__all__ = [
+    "aggregate_goodput",
+    "flow_goodput",
+    "goodput_timeseries",
+    "group_timeseries",
+    "moving_average",
+    "total_goodput",
+    "window_bytes",
+]
 
 _LABELS = ("flow_id", "sender_name", "group", "cca")
 
@@ -64,9 +72,10 @@ def aggregate_goodput(flows: pd.DataFrame, *, warmup_ns: int, duration_ns: int, 
     [warmup, duration], × 8 / (duration − warmup). ``share`` is the key's fraction of
     the total (M-SHARE). Rows are sorted by key."""
     window = _window_ns(warmup_ns, duration_ns)
-    keys = flows[by].astype(str).to_numpy()
-    g = pd.DataFrame({by: keys, "bytes": window_bytes(flows)}).groupby(by, sort=True)
-    out = g.agg(flows=("bytes", "size"), bytes=("bytes", "sum")).reset_index()
+    keys, index = np.unique(flows[by].astype(str).to_numpy(), return_inverse=True)  # sorted keys
+    nbytes = np.zeros(len(keys), dtype=np.int64)
+    np.add.at(nbytes, index, window_bytes(flows))  # exact integer sums (numpy, not a pandas groupby: fast)
+    out = pd.DataFrame({by: keys, "flows": np.bincount(index, minlength=len(keys)), "bytes": nbytes})
     out["goodput_bps"] = out["bytes"] * 8e9 / window
     total = out["bytes"].sum()
     out["share"] = out["bytes"] / total if total > 0 else np.nan
@@ -107,3 +116,30 @@ def goodput_timeseries(flow_ts: pd.DataFrame, bin_ns: int) -> pd.DataFrame:
             }
         )
     return pd.concat(rows, ignore_index=True)
+
+
+def group_timeseries(series: pd.DataFrame, flows: pd.DataFrame, *, by: str) -> pd.DataFrame:
+    """M-TPUT time series per group (``by`` = ``"group"``, ``"cca"``, ``"sender_name"``)
+    or in total (``by="total"``): the per-flow bins of :func:`goodput_timeseries`
+    summed over the flows of each key. Columns ``by``, ``time_ns``, ``goodput_bps``."""
+    if by == "total":
+        keys = pd.Series("total", index=series.index)
+    else:
+        labels = dict(zip(flows["flow_id"].to_numpy(), flows[by].astype(str).to_numpy(), strict=True))
+        keys = series["flow_id"].map(labels)
+    df = series.assign(**{by: keys.to_numpy()})
+    return df.groupby([by, "time_ns"], sort=True, as_index=False)["goodput_bps"].sum()
+
+
+def moving_average(time_ns: np.ndarray, values: np.ndarray, window_ns: int) -> np.ndarray:
+    """Trailing moving average: at each sample time t, the mean of the samples in
+    (t − window, t]. Samples must be evenly spaced bins (as from
+    :func:`goodput_timeseries`); the first window − 1 bins average what there is."""
+    t = np.asarray(time_ns, dtype=np.int64)
+    v = np.asarray(values, dtype=float)
+    if window_ns <= 0:
+        raise ValueError(f"window_ns must be > 0, not {window_ns}")
+    lo = np.searchsorted(t, t - window_ns, side="right")
+    csum = np.concatenate([[0.0], np.cumsum(v)])
+    idx = np.arange(len(t))
+    return (csum[idx + 1] - csum[lo]) / (idx + 1 - lo)

@@ -29,7 +29,8 @@
 //! start is Linux's with HyStart ([`crate::cc::common::hystart`]), not HyStart++.
 //!
 //! Time: Linux keeps the epoch in jiffies (`tcp_jiffies32`) and delays in µs. This
-//! model derives a jiffies clock from `tp.now` with `HZ = 1000` and a µs clock by
+//! model derives a jiffies clock from `tp.now` at the host's `tp.hz` (CONFIG_HZ,
+//! 250 by default: `host::clock`) and a µs clock by
 //! truncation, and keeps Linux's wrapping 32-bit arithmetic on both, so the once-per-
 //! jiffy `cnt` update and the HZ/32 rate limit behave as in the kernel.
 //!
@@ -51,12 +52,9 @@ const BICTCP_BETA_SCALE: u32 = 1024;
 /// Time unit of the cubic function, as a power of two (`BICTCP_HZ`): t and K are
 /// kept in units of 2⁻¹⁰ s, fine enough for K yet small enough that t³ fits u64.
 const BICTCP_HZ: u32 = 10;
-/// The jiffies rate (`CONFIG_HZ`) of the modelled kernel. 1000 is the common
-/// server configuration; the epoch clock, the HZ/32 update limit and the 1 s
-/// delay-sample embargo after a reduction are all counted in jiffies.
-const HZ: u32 = 1000;
-/// Nanoseconds per jiffy.
-const NS_PER_JIFFY: Time = NS_PER_SEC / HZ as Time;
+// The jiffies rate (`CONFIG_HZ`) comes from the host (`tp.hz`): the epoch clock,
+// the HZ/32 update limit and the 1 s delay-sample embargo after a reduction are all
+// counted in jiffies, as in the kernel.
 /// `cnt` when the target is at or below cwnd: grow by 1 packet per 100 RTTs
 /// (`100 * cwnd`, "very small increment"), so cwnd never quite stalls.
 const CNT_TINY_INCREMENT_FACTOR: u32 = 100;
@@ -160,6 +158,7 @@ const PARAM_DOCS: &[(&str, &str)] = &[
 
 pub const INFO: CcaInfo = CcaInfo {
     name: "cubic",
+    family: "loss/high-speed",
     summary: "CUBIC with HyStart, a model of Linux tcp_cubic.c",
     reference: "RFC 9438; Ha, Rhee, Xu, ACM SIGOPS OSR 2008; Linux net/ipv4/tcp_cubic.c",
     params: || describe_params::<Params>(PARAM_DOCS),
@@ -266,11 +265,11 @@ impl Cubic {
     }
 
     /// `bictcp_update`: recompute `cnt` for the current cwnd.
-    fn update(&mut self, cwnd: u32, acked: u32, now: u32) {
+    fn update(&mut self, cwnd: u32, acked: u32, now: u32, hz: u32) {
         self.ack_cnt = self.ack_cnt.wrapping_add(acked);
 
         // Recompute at most every HZ/32 jiffies unless cwnd changed.
-        if self.last_cwnd == cwnd && now.wrapping_sub(self.last_time) as i32 <= (HZ / 32) as i32 {
+        if self.last_cwnd == cwnd && now.wrapping_sub(self.last_time) as i32 <= (hz / 32) as i32 {
             return;
         }
 
@@ -303,7 +302,7 @@ impl Cubic {
             // Deviation: Linux stores the s32 difference in a u64 (a negative value
             // would become huge); it cannot be negative here, so it is floored at 0.
             let elapsed = (now.wrapping_sub(epoch_start) as i32).max(0) as u64;
-            let t = ((elapsed + usecs_to_jiffies(self.delay_min_us)) << BICTCP_HZ) / HZ as u64;
+            let t = ((elapsed + usecs_to_jiffies(self.delay_min_us, hz)) << BICTCP_HZ) / hz as u64;
             let k = self.k as u64;
             let offs = t.abs_diff(k);
 
@@ -365,13 +364,13 @@ fn cubic_root(a: u64) -> u32 {
 }
 
 /// The jiffies clock of `tcp_jiffies32`, derived from simulated time (wraps like it).
-fn jiffies(now: Time) -> u32 {
-    (now / NS_PER_JIFFY) as u32
+fn jiffies(now: Time, hz: u32) -> u32 {
+    (now / (NS_PER_SEC / hz as Time)) as u32
 }
 
 /// `usecs_to_jiffies`: rounds up.
-fn usecs_to_jiffies(us: u32) -> u64 {
-    (us as u64 * HZ as u64).div_ceil(1_000_000)
+fn usecs_to_jiffies(us: u32, hz: u32) -> u64 {
+    (us as u64 * hz as u64).div_ceil(1_000_000)
 }
 
 impl CongestionControl for Cubic {
@@ -413,7 +412,7 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        self.update(tp.cwnd, acked, jiffies(tp.now));
+        self.update(tp.cwnd, acked, jiffies(tp.now, tp.hz), tp.hz);
         cong_avoid_ai(tp, self.cnt, acked);
     }
 
@@ -424,7 +423,7 @@ impl CongestionControl for Cubic {
         let Some(rtt) = sample.rtt else { return };
         // Discard delay samples right after a reduction (within 1 s of the epoch start).
         if let Some(epoch) = self.epoch_start {
-            if (jiffies(tp.now).wrapping_sub(epoch) as i32) < HZ as i32 {
+            if (jiffies(tp.now, tp.hz).wrapping_sub(epoch) as i32) < tp.hz as i32 {
                 return;
             }
         }
@@ -451,12 +450,12 @@ impl CongestionControl for Cubic {
         if event != CaEvent::TxStart {
             return;
         }
-        let now = jiffies(tp.now);
+        let now = jiffies(tp.now, tp.hz);
         // Deviation: Linux measures idle time from `lsndtime`, the last send; the
         // CCA interface has no send time, so it is measured from the last ACK
         // (`last_ack_time`, kept by `pkts_acked`), which is when the flow went
         // idle. The shift is about one RTT shorter than Linux's.
-        let delta = now.wrapping_sub(jiffies(self.last_ack_time)) as i32;
+        let delta = now.wrapping_sub(jiffies(self.last_ack_time, tp.hz)) as i32;
         if let Some(epoch) = self.epoch_start {
             if delta > 0 {
                 let shifted = epoch.wrapping_add(delta as u32);
@@ -485,6 +484,27 @@ mod tests {
     /// C and β as real numbers (RFC 9438 §5, §4.6), for the worked formulas.
     const C: f64 = 0.4;
     const BETA: f64 = 0.7;
+
+    #[test]
+    fn the_epoch_clock_runs_in_the_hosts_jiffies() {
+        // HZ = 250 (Linux's default, this machine's): 4 ms ticks.
+        assert_eq!(jiffies(ms(7), 250), 1);
+        assert_eq!(jiffies(ms(8), 250), 2);
+        assert_eq!(jiffies(ms(7), 1000), 7);
+        // usecs_to_jiffies rounds up: a 50 µs delay_min is one jiffy at any HZ.
+        assert_eq!(usecs_to_jiffies(50, 250), 1);
+        assert_eq!(usecs_to_jiffies(20_000, 250), 5);
+        // The HZ/32 recompute limit: cnt is not recomputed within 7 jiffies (28 ms)
+        // at HZ 250 unless cwnd changes.
+        let mut c = Cubic::new(Params::default()).unwrap();
+        c.update(100, 1, 1000, 250);
+        let cnt = c.cnt;
+        c.last_max_cwnd = 200; // would change the target if recomputed
+        c.update(100, 1, 1007, 250);
+        assert_eq!(c.cnt, cnt, "recomputed within HZ/32");
+        c.update(100, 1, 1008, 250);
+        assert_eq!(c.last_time, 1008, "recomputed after HZ/32");
+    }
 
     fn cubic(params: serde_json::Value) -> BoxedCca {
         (INFO.build)(&params).expect("valid cubic params")
@@ -675,7 +695,8 @@ mod tests {
         h.end_recovery();
         step_to_epoch_start(&mut h);
         h.run_rounds(5);
-        // Drain what is in flight without sending more, then stay idle for 10 s.
+        // The application pauses: drain what is in flight, then stay idle for 10 s.
+        h.mark_app_limited();
         while h.tp().in_flight > 0 {
             h.advance(ms(100));
             let n = h.tp().in_flight;

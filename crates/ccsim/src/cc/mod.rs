@@ -22,11 +22,24 @@
 pub mod bbr1;
 pub mod bbr2;
 pub mod bbr3;
+pub mod bic;
 pub mod common;
+pub mod compound;
+pub mod copa;
 pub mod cubic;
+pub mod dctcp;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
+pub mod ledbat;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
 pub mod testing;
+pub mod vegas;
+pub mod vivace;
+pub mod westwood;
 
 use crate::sim::SimRng;
 use crate::units::Time;
@@ -129,6 +142,10 @@ pub struct TcpState {
     pub app_limited: u64,
     /// Whether the sender paces (Linux: sk_pacing_status != NONE).
     pub pacing_enabled: bool,
+    /// The host's `CONFIG_HZ`: CCAs that time things in jiffies (CUBIC's epoch, BBR's
+    /// min-RTT window) use it. `TcpState::new` starts at 1000; the sender sets the
+    /// host's (Linux default 250, `host::clock`).
+    pub hz: u32,
     /// This flow's random stream (BBR's random ProbeBW phase, BBRv2's probe wait).
     pub rng: SimRng,
 }
@@ -162,6 +179,7 @@ impl TcpState {
             is_cwnd_limited: false,
             app_limited: 0,
             pacing_enabled,
+            hz: 1000,
             rng,
         }
     }
@@ -290,6 +308,13 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// Per-ACK RTT/ack-count hook, called before `cong_avoid`/`cong_control`
     /// (`pkts_acked`). CUBIC's HyStart and delay_min live here.
     fn pkts_acked(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// Whether this CCA needs ECN with accurate CE feedback (Linux
+    /// `TCP_CONG_NEEDS_ECN`, DCTCP): the flow then sends ECT whatever the spec's
+    /// `ecn` says, and its receiver echoes ECE on exactly the ACKs of CE-marked data.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
 
     /// Whether this CCA takes over cwnd and pacing on every ACK (Linux `cong_control`).
     fn has_cong_control(&self) -> bool {

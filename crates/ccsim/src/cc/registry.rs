@@ -21,6 +21,8 @@ pub struct ParamInfo {
 pub struct CcaInfo {
     /// Registry name used in specs ("cubic").
     pub name: &'static str,
+    /// Family, for `ccbench list ccas` (one of [`FAMILIES`]).
+    pub family: &'static str,
     /// One line: what it is.
     pub summary: &'static str,
     /// Where it is specified / which implementation it follows.
@@ -37,6 +39,19 @@ impl std::fmt::Debug for CcaInfo {
     }
 }
 
+/// The families `CcaInfo::family` may name, with what they mean (shown by
+/// `ccbench describe`): the signal each family reacts to.
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("loss", "loss-based AIMD: grows until a packet is lost"),
+    ("loss/high-speed", "loss-based with faster growth and gentler decrease on large windows"),
+    ("delay", "delay-based: holds a small queue, backs off as the RTT grows"),
+    ("loss+delay", "hybrid: loss-based with growth or decrease shaped by queueing delay"),
+    ("ecn", "reacts to the fraction of ECN-marked packets"),
+    ("model", "model-based: paces at an estimate of the bottleneck bandwidth"),
+    ("scavenger", "less-than-best-effort: yields to competing traffic"),
+    ("rate/learning", "rate-based, online-learning: maximizes a utility of measured rate, loss, delay"),
+];
+
 /// Every CCA the engine knows, in the order `ccbench list ccas` shows them.
 pub static REGISTRY: &[CcaInfo] = &[
     super::reno::INFO,
@@ -44,6 +59,19 @@ pub static REGISTRY: &[CcaInfo] = &[
     super::bbr1::INFO,
     super::bbr2::INFO,
     super::bbr3::INFO,
+    super::scalable::INFO,
+    super::highspeed::INFO,
+    super::bic::INFO,
+    super::htcp::INFO,
+    super::vegas::INFO,
+    super::westwood::INFO,
+    super::illinois::INFO,
+    super::hybla::INFO,
+    super::dctcp::INFO,
+    super::compound::INFO,
+    super::ledbat::INFO,
+    super::copa::INFO,
+    super::vivace::INFO,
 ];
 
 /// Look up a CCA by name and build it with `params` (a JSON object, or null).

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::common::classic::{cong_avoid_ai, reno_ssthresh, slow_start};
+use super::common::classic::{phase, reno_cong_avoid, reno_ssthresh};
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CcMetrics, CongestionControl, TcpState};
 
@@ -23,6 +23,7 @@ pub struct Reno;
 
 pub const INFO: CcaInfo = CcaInfo {
     name: "reno",
+    family: "loss",
     summary: "Reno/NewReno AIMD with SACK (Linux tcp_cong.c)",
     reference: "RFC 5681, RFC 6582; Linux net/ipv4/tcp_cong.c",
     params: || describe_params::<Params>(&[]),
@@ -43,19 +44,11 @@ impl CongestionControl for Reno {
 
     /// `tcp_reno_cong_avoid`. The sender only calls this when cwnd-limited.
     fn cong_avoid(&mut self, tp: &mut TcpState, sample: &AckSample) {
-        let mut acked = sample.acked_sacked;
-        if tp.in_slow_start() {
-            acked = slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let w = tp.cwnd;
-        cong_avoid_ai(tp, w, acked);
+        reno_cong_avoid(tp, sample.acked_sacked);
     }
 
     fn metrics(&self, tp: &TcpState) -> CcMetrics {
-        CcMetrics { state: if tp.in_slow_start() { "slow_start" } else { "cong_avoid" }, ..Default::default() }
+        CcMetrics { state: phase(tp), ..Default::default() }
     }
 }
 

@@ -1,13 +1,14 @@
-//! A timeline harness for unit tests of congestion control algorithms.
+//! A timeline harness for tests of congestion control algorithms, driving the
+//! **real** TCP sender ([`Sender`]) and receiver ([`Receiver`]) over a scripted path.
 //!
-//! [`TimelineHarness`] owns one CCA and its [`TcpState`] and plays the part of the
-//! TCP sender on an ideal path: no loss unless a test injects it, a fixed two-way
-//! delay (`with_rtt`), and optionally a bottleneck that returns at most
-//! `pps` ACKs per second (`with_bottleneck_pps`). It calls the CCA's hooks in the
-//! order Linux does (`tcp_ack` → `tcp_clean_rtx_queue` → `tcp_fastretrans_alert` →
-//! `tcp_cong_control`), keeps the `TcpState` fields current, and builds the
-//! `RateSample` of each ACK the way `tcp_rate.c` does. Tests read like a timeline
-//! (quiche `TestSender`, s2n-quic's CC tests):
+//! [`TimelineHarness`] owns one `Sender` (with the CCA under test), one `Receiver`
+//! (an ACK for every segment: no delayed ACKs) and an ideal path: a fixed two-way
+//! delay (`with_rtt`), optionally a bottleneck that returns at most `pps` ACKs per
+//! second (`with_bottleneck_pps`), and no loss unless a test injects it. Everything
+//! the CCA sees — hook order, rate samples, RACK, PRR, RTO, undo — is the sender's
+//! own code; the harness only decides when packets arrive, which are lost, and how
+//! much data the application offers. Tests read like a timeline (quiche
+//! `TestSender`, s2n-quic's CC tests, packetdrill):
 //!
 //! ```
 //! use ccsim::cc::{build, testing::TimelineHarness};
@@ -17,60 +18,53 @@
 //!     .with_rtt(ms(50));
 //! h.run_rounds(1);                 // send a window, ACK it packet by packet
 //! assert_eq!(h.tp().cwnd, 20);     // slow start doubled it
-//! h.lose(1);                       // enter Recovery: ssthresh = cca.ssthresh()
-//! h.end_recovery();                // cwnd = ssthresh
-//! assert_eq!(h.tp().cwnd, 10);
+//! h.lose(1);                       // drop one; the sender detects it (RACK) and enters Recovery
+//! assert_eq!(h.tp().ssthresh, 10);
+//! h.end_recovery();                // run the path until the sender is back in Open
+//! assert_eq!(h.tp().cwnd, 10);     // cwnd = ssthresh
 //! ```
 //!
-//! # API (stable: every CCA's tests use it)
+//! # API (every CCA's tests use it)
 //!
 //! | call | what it does |
 //! |---|---|
-//! | `new(cca, mss, initial_cwnd)` | build the state, call `init` |
+//! | `new(cca, mss, initial_cwnd)` | a started connection (`init` called) whose application has written nothing yet |
 //! | `with_rtt(t)` / `set_rtt(t)` | path RTT for packets sent from now on (default 100 ms) |
 //! | `with_bottleneck_pps(r)` / `set_bottleneck_pps(Some(r))` | ACKs return at most `r` per second |
 //! | `with_cwnd_clamp(n)`, `with_pacing(bool)` | `tp.cwnd_clamp`, `tp.pacing_enabled` |
-//! | `now()`, `advance(d)` | the clock; `advance` delivers nothing by itself |
-//! | `send(n)` | transmit `n` segments now (lost ones are retransmitted first), ignoring cwnd |
-//! | `fill_window()` | transmit while `in_flight < cwnd` (a bulk, cwnd-limited sender) |
-//! | `ack(n)`, `ack_ece(n)` | one ACK that delivers the `n` oldest segments in flight |
-//! | `step()` | bulk sender: `fill_window()`, advance to the next ACK the path returns, process it, `fill_window()` |
-//! | `run_rounds(k)` | `k` round trips of a bulk sender over the path, one ACK per packet |
-//! | `lose(n)` | the `n` oldest segments in flight are lost; enter Recovery if not yet |
-//! | `end_recovery()` | leave Recovery/CWR (cwnd = ssthresh) or Loss now |
-//! | `rto()` | retransmission timeout: everything outstanding lost, cwnd = 1, Loss |
-//! | `undo()` | the last reduction was spurious: `undo_cwnd`, back to Open |
-//! | `mark_app_limited()` | the application ran out of data (`tcp_rate_check_app_limited`) |
-//! | `tp()`, `tp_mut()`, `cca()`, `cca_mut()` | inspect or poke the state |
+//! | `now()`, `advance(d)` | the clock; `advance` fires the sender's timers that fall due (RTO, TLP, RACK, pacing) but delivers no ACK |
+//! | `send(n)` | the application writes `n` segments; the sender sends what cwnd and pacing allow (lost ones first); returns segments sent |
+//! | `fill_window()` | the application becomes a bulk writer; the sender sends what it may now |
+//! | `ack(n)`, `ack_ece(n)` | the `n` oldest segments in flight arrive (CE-marked for `ack_ece`); the sender gets one ACK covering them |
+//! | `step()` | bulk: run the path (ACKs, sender timers) up to and including the next ACK |
+//! | `run_rounds(k)` | `k` round trips of a bulk sender, one ACK per packet |
+//! | `lose(n)` | the path drops the `n` oldest segments in flight; run the path until the sender has reacted (Recovery or Loss) |
+//! | `end_recovery()` | run the path until the sender is back in Open |
+//! | `rto()` | the path blackholes what is in flight until the sender's RTO fires |
+//! | `undo()` | the segments `lose`/`rto` dropped were only delayed: they arrive now, then the path runs until the sender is in Open |
+//! | `mark_app_limited()` | the application has no more data (`tcp_rate_check_app_limited` runs in the sender) |
+//! | `tp()`, `tp_mut()`, `cca()`, `sender()` | inspect or poke the state |
 //! | `last_sample()` | the `AckSample` of the last ACK |
 //! | `violations()` | hook-contract breaches seen (cwnd 0 or above the clamp, pacing rate set to 0, ssthresh 0) |
 //!
-//! Recovery follows Linux: `lose(n)` runs `tcp_enter_recovery` (`prior_cwnd = cwnd`,
-//! `ssthresh = cca.ssthresh()`, `set_state(Recovery)`), ACKs during a reduction run
-//! PRR (`tcp_cwnd_reduction`, RFC 6937) for classic CCAs, and the reduction ends
-//! (`set_state(Open)`, cwnd = ssthresh, `cwnd_event(CompleteCwr)`) once everything
-//! sent before it is cumulatively ACKed, or on `end_recovery()`. Not modelled: dup-ACK
-//! counting (Disorder), RACK timers, delayed ACKs, receive window, slow start after idle.
-//!
-//! After every hook the harness clamps cwnd to `[1, cwnd_clamp]`, as the sender does,
-//! and records a [`TimelineHarness::violations`] entry if the CCA left it outside.
+//! The sender clamps cwnd to `[1, cwnd_clamp]` after the hooks; the audit wrapper
+//! around the CCA records a [`TimelineHarness::violations`] entry (and clamps, so the
+//! next hook sees a legal value) whenever a hook leaves it outside.
 
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
-use super::common::MinFilter;
-use super::{AckSample, BoxedCca, CaEvent, CaState, RateSample, TcpState};
+use super::{AckSample, BoxedCca, CaEvent, CaState, CcMetrics, CongestionControl, TcpState};
+use crate::net::{Ack, Ecn, Segment};
 use crate::sim::rng::{stream, Component};
-use crate::units::{ms, secs, Time, NS_PER_SEC};
+use crate::tcp::sender::{Sender, SenderParams};
+use crate::tcp::Receiver;
+use crate::units::{ms, Time, NS_PER_SEC};
 
-use super::INFINITE_SSTHRESH;
-/// Window of the min-RTT filter (`sysctl_tcp_min_rtt_wlen`, 300 s).
-const MIN_RTT_WINDOW: Time = secs(300);
 /// Default path RTT of the harness.
 const DEFAULT_RTT: Time = ms(100);
-/// `sysctl_tcp_pacing_ss_ratio` (%): pace at 2x the current rate in slow start.
-const PACING_SS_RATIO: u64 = 200;
-/// `sysctl_tcp_pacing_ca_ratio` (%): pace at 1.2x the current rate otherwise.
-const PACING_CA_RATIO: u64 = 120;
+/// Bound on the events one harness call may process (a stuck sender fails loudly).
+const MAX_EVENTS_PER_CALL: usize = 1_000_000;
 
 /// A [`TcpState`] as a fresh connection has it (Linux `tcp_init_sock` defaults:
 /// infinite ssthresh, no RTT sample yet, cwnd clamp "unlimited").
@@ -78,115 +72,162 @@ pub fn tcp_state(mss: u32, initial_cwnd: u32) -> TcpState {
     TcpState::new(mss, initial_cwnd, u32::MAX, false, stream(0, Component::Cca, 0))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SegState {
-    /// Sent (or retransmitted) and travelling.
-    InFlight,
-    /// Delivered (SACKed) but not yet cumulatively ACKed.
-    Sacked,
-    /// Marked lost and not retransmitted yet.
-    Lost,
+/// What the audit wrapper saw the CCA do wrong.
+#[derive(Debug, Default)]
+struct Audit {
+    violations: Vec<String>,
 }
 
-/// Per-transmission record (Linux `tcp_skb_cb->tx` plus send time).
+/// Wraps the CCA under test: delegates every hook and checks the sender's contract
+/// on what the hook wrote.
+#[derive(Debug)]
+struct AuditedCca {
+    inner: BoxedCca,
+    audit: Arc<Mutex<Audit>>,
+}
+
+impl AuditedCca {
+    fn checked<R>(&mut self, name: &str, tp: &mut TcpState, f: impl FnOnce(&mut BoxedCca, &mut TcpState) -> R) -> R {
+        let pacing_before = tp.pacing_rate;
+        let r = f(&mut self.inner, tp);
+        let mut audit = self.audit.lock().expect("audit lock");
+        if tp.pacing_rate != pacing_before && tp.pacing_rate == 0 {
+            audit.violations.push(format!("{name} set pacing_rate to 0 at t={} ns", tp.now));
+        }
+        let (cwnd, clamp) = (tp.cwnd, tp.cwnd_clamp.max(1));
+        if cwnd == 0 || cwnd > clamp {
+            audit.violations.push(format!("{name} left cwnd {cwnd} outside [1, {clamp}] at t={} ns", tp.now));
+            tp.cwnd = cwnd.clamp(1, clamp);
+        }
+        r
+    }
+}
+
+impl CongestionControl for AuditedCca {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn init(&mut self, tp: &mut TcpState) {
+        self.checked("init", tp, |c, tp| c.init(tp))
+    }
+    fn ssthresh(&mut self, tp: &mut TcpState) -> u32 {
+        let ss = self.checked("ssthresh", tp, |c, tp| c.ssthresh(tp));
+        if ss == 0 {
+            self.audit.lock().expect("audit lock").violations.push(format!("ssthresh() returned 0 at t={} ns", tp.now));
+            return 1;
+        }
+        ss
+    }
+    fn cong_avoid(&mut self, tp: &mut TcpState, sample: &AckSample) {
+        self.checked("cong_avoid", tp, |c, tp| c.cong_avoid(tp, sample))
+    }
+    fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
+        self.checked("pkts_acked", tp, |c, tp| c.pkts_acked(tp, sample))
+    }
+    fn has_cong_control(&self) -> bool {
+        self.inner.has_cong_control()
+    }
+    fn cong_control(&mut self, tp: &mut TcpState, sample: &AckSample) {
+        self.checked("cong_control", tp, |c, tp| c.cong_control(tp, sample))
+    }
+    fn set_state(&mut self, tp: &mut TcpState, new_state: CaState) {
+        self.checked("set_state", tp, |c, tp| c.set_state(tp, new_state))
+    }
+    fn cwnd_event(&mut self, tp: &mut TcpState, event: CaEvent) {
+        self.checked("cwnd_event", tp, |c, tp| c.cwnd_event(tp, event))
+    }
+    fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
+        let cwnd = self.checked("undo_cwnd", tp, |c, tp| c.undo_cwnd(tp));
+        let clamp = tp.cwnd_clamp.max(1);
+        if cwnd == 0 || cwnd > clamp {
+            self.audit.lock().expect("audit lock").violations.push(format!(
+                "undo_cwnd returned {cwnd} outside [1, {clamp}] at t={} ns",
+                tp.now
+            ));
+            return cwnd.clamp(1, clamp);
+        }
+        cwnd
+    }
+    fn metrics(&self, tp: &TcpState) -> CcMetrics {
+        self.inner.metrics(tp)
+    }
+}
+
+/// A data segment on the path, and when its ACK reaches the sender.
 #[derive(Debug, Clone, Copy)]
-struct Tx {
-    /// Transmission order (monotone over all transmissions).
-    order: u64,
-    sent_at: Time,
-    /// When the ideal path returns this segment's ACK.
+struct Flight {
+    seg: Segment,
     ack_due: Time,
-    /// `tx.first_tx_mstamp`.
-    first_tx: Time,
-    /// `tx.delivered_mstamp`.
-    delivered_time: Time,
-    /// `tx.delivered`, `tx.delivered_ce`.
-    delivered: u64,
-    delivered_ce: u64,
-    /// `tp.lost` at send (BBRv2's `tx.lost`).
-    lost: u64,
-    /// In flight right after this transmission, itself included.
-    in_flight: u32,
-    is_app_limited: bool,
-    is_retrans: bool,
+    /// Transmission order over the whole connection.
+    order: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Seg {
-    state: SegState,
-    tx: Tx,
-}
-
-/// The sender-side emulation; see the module docs.
+/// The real sender and receiver on a scripted path; see the module docs.
 #[derive(Debug)]
 pub struct TimelineHarness {
-    cca: BoxedCca,
-    tp: TcpState,
+    sender: Sender,
+    receiver: Receiver,
+    audit: Arc<Mutex<Audit>>,
+    now: Time,
     rtt: Time,
     /// Minimum spacing of returning ACKs (1/pps), if there is a bottleneck.
     ack_gap: Option<Time>,
     /// Arrival time of the latest ACK the path has scheduled (keeps the path FIFO).
     last_ack_due: Time,
-
-    /// Scoreboard: segments from `snd_una` on, in sequence order.
-    segs: VecDeque<Seg>,
-    snd_una: u64,
-    snd_nxt: u64,
-    /// Sequence numbers of in-flight segments, in transmission order (= arrival order).
-    pipe: VecDeque<u64>,
+    /// Segments in flight, in transmission (= arrival) order.
+    pipe: VecDeque<Flight>,
     next_order: u64,
-
-    // ---- loss recovery (tcp_sock) ----
-    high_seq: u64,
-    prior_ssthresh: u32,
-    undo_possible: bool,
-    prr_delivered: u64,
-    prr_out: u64,
-    rto_count: u32,
-    pending_losses: u32,
-
-    // ---- cwnd validation (tcp_cwnd_validate) ----
-    max_packets_out: u32,
-    cwnd_usage_seq: u64,
-
-    // ---- rate sampling / RTT (tcp_rate.c, tcp_input.c) ----
-    first_tx: Time,
-    min_rtt: MinFilter,
-
-    last_sample: AckSample,
-    violations: Vec<String>,
+    /// Segments the path dropped that `undo()` may still deliver (only delayed).
+    held: Vec<Segment>,
+    /// While set, everything the sender transmits is dropped (held).
+    blackhole: bool,
+    /// Segments the sender handed out, the receiver got, and the path dropped.
+    emitted: u64,
+    arrived: u64,
+    dropped: u64,
 }
 
 impl TimelineHarness {
-    /// A fresh connection with `initial_cwnd` packets of `mss` bytes; calls `init`.
+    /// A started connection with `initial_cwnd` packets of `mss` bytes whose
+    /// application has written nothing yet.
     pub fn new(cca: BoxedCca, mss: u32, initial_cwnd: u32) -> Self {
+        let audit = Arc::new(Mutex::new(Audit::default()));
+        let params = SenderParams {
+            mss,
+            initial_cwnd,
+            // The receive window never limits the harness (the cwnd clamp may).
+            rwnd_segs: u32::MAX / 2,
+            pacing: false,
+            ecn: true,
+            min_rto: ms(200),
+            size_bytes: None,
+            // One packet per segment: the harness's path counts packets.
+            gso: crate::host::Gso::OFF,
+            hz: 1000,
+        };
+        let cca: BoxedCca = Box::new(AuditedCca { inner: cca, audit: Arc::clone(&audit) });
+        let mut sender = Sender::new(params, cca, stream(0, Component::Cca, 0));
+        sender.tp.cwnd_clamp = u32::MAX;
         let mut h = Self {
-            cca,
-            tp: tcp_state(mss, initial_cwnd),
+            sender,
+            receiver: Receiver::new(false, mss, None),
+            audit,
+            now: 0,
             rtt: DEFAULT_RTT,
             ack_gap: None,
             last_ack_due: 0,
-            segs: VecDeque::new(),
-            snd_una: 0,
-            snd_nxt: 0,
             pipe: VecDeque::new(),
             next_order: 0,
-            high_seq: 0,
-            prior_ssthresh: 0,
-            undo_possible: false,
-            prr_delivered: 0,
-            prr_out: 0,
-            rto_count: 0,
-            pending_losses: 0,
-            max_packets_out: 0,
-            cwnd_usage_seq: 0,
-            first_tx: 0,
-            min_rtt: MinFilter::new(MIN_RTT_WINDOW),
-            last_sample: AckSample::default(),
-            violations: Vec::new(),
+            held: Vec::new(),
+            blackhole: false,
+            emitted: 0,
+            arrived: 0,
+            dropped: 0,
         };
-        h.update_pacing_rate();
-        h.hook("init", |c, tp| c.init(tp));
+        let mut out = Vec::new();
+        h.sender.set_app_unlimited(0, false, &mut out);
+        h.sender.start(0, &mut out);
+        h.emit(out);
         h
     }
 
@@ -210,600 +251,339 @@ impl TimelineHarness {
         });
     }
     pub fn with_cwnd_clamp(mut self, clamp: u32) -> Self {
-        self.tp.cwnd_clamp = clamp.max(1);
-        self.tp.cwnd = self.tp.cwnd.min(self.tp.cwnd_clamp);
+        let tp = &mut self.sender.tp;
+        tp.cwnd_clamp = clamp.max(1);
+        tp.cwnd = tp.cwnd.min(tp.cwnd_clamp);
         self
     }
     pub fn with_pacing(mut self, on: bool) -> Self {
-        self.tp.pacing_enabled = on;
+        self.sender.tp.pacing_enabled = on;
         self
     }
 
     pub fn now(&self) -> Time {
-        self.tp.now
-    }
-    pub fn advance(&mut self, dur: Time) {
-        self.tp.now += dur;
+        self.now
     }
     pub fn tp(&self) -> &TcpState {
-        &self.tp
+        &self.sender.tp
     }
     pub fn tp_mut(&mut self) -> &mut TcpState {
-        &mut self.tp
+        &mut self.sender.tp
     }
-    pub fn cca(&self) -> &dyn super::CongestionControl {
-        self.cca.as_ref()
+    pub fn cca(&self) -> &dyn CongestionControl {
+        self.sender.cca()
     }
-    pub fn cca_mut(&mut self) -> &mut dyn super::CongestionControl {
-        self.cca.as_mut()
+    pub fn sender(&self) -> &Sender {
+        &self.sender
     }
     /// The `AckSample` handed to the hooks on the last ACK.
     pub fn last_sample(&self) -> &AckSample {
-        &self.last_sample
+        self.sender.last_sample()
     }
     /// Hook-contract breaches seen so far (empty for a well-behaved CCA).
-    pub fn violations(&self) -> &[String] {
-        &self.violations
+    pub fn violations(&self) -> Vec<String> {
+        self.audit.lock().expect("audit lock").violations.clone()
     }
     /// Segments marked lost and not yet retransmitted.
     pub fn lost_out(&self) -> u32 {
-        self.segs.iter().filter(|s| s.state == SegState::Lost).count() as u32
+        self.sender.lost_not_retransmitted()
+    }
+    /// Segments on the path (sent, neither delivered nor dropped).
+    pub fn on_path(&self) -> usize {
+        self.pipe.len()
+    }
+
+    /// Conservation between the endpoints and the path: every segment the sender
+    /// transmitted arrived, was dropped, or is still on the path; the sender counts
+    /// the same transmissions; the receiver has everything the sender saw acked.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let c = &self.sender.counters;
+        if c.segs_sent != self.emitted {
+            return Err(format!("sender counted {} segments sent, the path saw {}", c.segs_sent, self.emitted));
+        }
+        let accounted = self.arrived + self.dropped + self.pipe.len() as u64;
+        if self.emitted != accounted {
+            return Err(format!(
+                "sent {} != arrived {} + dropped {} + on the path {}",
+                self.emitted,
+                self.arrived,
+                self.dropped,
+                self.pipe.len()
+            ));
+        }
+        if self.sender.snd_una() > self.receiver.rcv_nxt {
+            return Err(format!("snd_una {} beyond the receiver's rcv_nxt {}", self.sender.snd_una(), self.receiver.rcv_nxt));
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ time
+
+    /// Let `dur` pass: the sender's timers that fall due fire at their time; the
+    /// path delivers nothing (ACKs due meanwhile arrive at the next `ack`/`step`).
+    pub fn advance(&mut self, dur: Time) {
+        let until = self.now + dur;
+        for _ in 0..MAX_EVENTS_PER_CALL {
+            match self.sender.next_wakeup() {
+                Some(t) if t <= until => self.fire_timer(t.max(self.now)),
+                _ => break,
+            }
+        }
+        self.now = until;
+        self.sync();
     }
 
     // ------------------------------------------------------------------ sending
 
-    /// Transmit `n` segments now regardless of cwnd: lost segments are
-    /// retransmitted first (`tcp_xmit_retransmit_queue`), then new data. Returns
-    /// how many were sent.
+    /// The application writes `n` segments; returns how many the sender sent now.
     pub fn send(&mut self, n: u32) -> u32 {
-        for _ in 0..n {
-            self.transmit_one();
-        }
-        if n > 0 {
-            let limited = self.tp.in_flight >= self.tp.cwnd;
-            self.cwnd_validate(limited);
-        }
-        n
+        let mut out = Vec::new();
+        self.sender.app_write(self.now, n as u64, &mut out);
+        self.emit(out)
     }
 
-    /// Transmit while `in_flight < cwnd`, as a sender with unlimited data does.
+    /// The application becomes a bulk writer; returns how many segments the sender
+    /// sent now (cwnd and pacing permitting).
     pub fn fill_window(&mut self) -> u32 {
-        let mut sent = 0;
-        while self.tp.in_flight < self.tp.cwnd {
-            self.transmit_one();
-            sent += 1;
-        }
-        // tcp_write_xmit: a bulk sender stopped by cwnd is cwnd-limited.
-        self.cwnd_validate(true);
-        sent
+        let mut out = Vec::new();
+        self.sender.set_app_unlimited(self.now, true, &mut out);
+        self.emit(out)
     }
 
-    /// The application has no more data (`tcp_rate_check_app_limited`): marks the
-    /// flow app-limited if it is not cwnd-limited and has no lost data to resend.
+    /// The application has no more data for now (`tcp_rate_check_app_limited`
+    /// runs in the sender's transmit path).
     pub fn mark_app_limited(&mut self) {
-        if self.tp.in_flight < self.tp.cwnd && self.lost_out() <= self.tp.retrans_out {
-            self.tp.app_limited = (self.tp.delivered + self.tp.in_flight as u64).max(1);
-        }
-    }
-
-    fn transmit_one(&mut self) {
-        let now = self.tp.now;
-        // tcp_event_data_sent: first transmission with nothing in flight.
-        if self.tp.in_flight == 0 {
-            self.hook("cwnd_event(TxStart)", |c, tp| c.cwnd_event(tp, CaEvent::TxStart));
-        }
-        // tcp_rate_skb_sent: a new sending phase starts when nothing is outstanding.
-        if self.tp.packets_out == 0 {
-            self.first_tx = now;
-            self.tp.delivered_time = now;
-        }
-        let retrans_idx = self.segs.iter().position(|s| s.state == SegState::Lost);
-        let seq = match retrans_idx {
-            Some(i) => self.snd_una + i as u64,
-            None => {
-                let seq = self.snd_nxt;
-                self.snd_nxt += 1;
-                seq
-            }
-        };
-        let mut ack_due = now + self.rtt;
-        if let Some(gap) = self.ack_gap {
-            ack_due = ack_due.max(self.last_ack_due + gap);
-        }
-        // The path is FIFO: an ACK never overtakes an earlier one.
-        ack_due = ack_due.max(self.last_ack_due);
-        self.last_ack_due = ack_due;
-        let tx = Tx {
-            order: self.next_order,
-            sent_at: now,
-            ack_due,
-            first_tx: self.first_tx,
-            delivered_time: self.tp.delivered_time,
-            delivered: self.tp.delivered,
-            delivered_ce: self.tp.delivered_ce,
-            lost: self.tp.lost,
-            in_flight: self.tp.in_flight + 1,
-            is_app_limited: self.tp.app_limited != 0,
-            is_retrans: retrans_idx.is_some(),
-        };
-        self.next_order += 1;
-        let seg = Seg { state: SegState::InFlight, tx };
-        match retrans_idx {
-            Some(i) => self.segs[i] = seg,
-            None => self.segs.push_back(seg),
-        }
-        self.pipe.push_back(seq);
-        if self.in_cwnd_reduction() {
-            self.prr_out += 1;
-        }
-        self.refresh_counts();
-    }
-
-    /// `tcp_cwnd_validate`: remember whether the window was fully used.
-    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if self.snd_una >= self.cwnd_usage_seq
-            || is_cwnd_limited
-            || (!self.tp.is_cwnd_limited && self.tp.packets_out > self.max_packets_out)
-        {
-            self.tp.is_cwnd_limited = is_cwnd_limited;
-            self.max_packets_out = self.tp.packets_out;
-            self.cwnd_usage_seq = self.snd_nxt;
-        }
-    }
-
-    /// `tcp_is_cwnd_limited`.
-    fn is_cwnd_limited(&self) -> bool {
-        if self.tp.in_slow_start() {
-            // In slow start, let cwnd grow to twice what was in flight.
-            return (self.tp.cwnd as u64) < 2 * self.max_packets_out as u64;
-        }
-        self.tp.is_cwnd_limited
+        let mut out = Vec::new();
+        self.sender.set_app_unlimited(self.now, false, &mut out);
+        self.emit(out);
     }
 
     // ------------------------------------------------------------------ ACKs
 
-    /// One ACK delivering the `n` oldest segments in flight (fewer if fewer are).
+    /// The `n` oldest segments in flight arrive; the sender gets one ACK covering them.
     pub fn ack(&mut self, n: u32) {
-        self.process_ack(n, false);
+        self.deliver(n, false);
     }
 
-    /// As [`TimelineHarness::ack`], with the ECN echo (ECE) set.
+    /// As [`TimelineHarness::ack`], with the segments CE-marked (the receiver echoes ECE).
     pub fn ack_ece(&mut self, n: u32) {
-        self.process_ack(n, true);
+        self.deliver(n, true);
     }
 
-    /// As a bulk sender: fill the window, advance to the next ACK the path returns,
-    /// process it, and refill the window. Returns false if nothing could be sent.
+    /// Bulk sender: run the path (ACK arrivals and the sender's timers, in time
+    /// order) up to and including the next ACK. False if nothing is left to happen.
     pub fn step(&mut self) -> bool {
         self.fill_window();
-        let Some(&seq) = self.pipe.front() else { return false };
-        let due = self.seg(seq).tx.ack_due;
-        if due > self.tp.now {
-            self.tp.now = due;
+        let mut acked = false;
+        for _ in 0..MAX_EVENTS_PER_CALL {
+            match self.next_event() {
+                Some(Some(_)) => {
+                    acked = true;
+                    break;
+                }
+                Some(None) => {}
+                None => break,
+            }
         }
-        self.process_ack(1, false);
-        self.fill_window();
-        true
+        self.sync();
+        acked
     }
 
-    /// Run `k` round trips of a bulk sender: fill the window, then process the
-    /// path's ACKs one packet at a time, refilling after each, until the last
-    /// packet sent before the round began is ACKed. Returns the rounds completed
-    /// (fewer than `k` only if nothing could be sent).
+    /// Run `k` round trips of a bulk sender: until the ACK of the last segment sent
+    /// before each round began (or of a later one) has arrived. Returns the rounds
+    /// completed (fewer than `k` only if nothing could be sent).
     pub fn run_rounds(&mut self, k: u32) -> u32 {
         for done in 0..k {
             self.fill_window();
-            let Some(&last) = self.pipe.back() else { return done };
-            let marker = self.seg(last).tx.order;
-            while let Some(&seq) = self.pipe.front() {
-                let order = self.seg(seq).tx.order;
-                let due = self.seg(seq).tx.ack_due;
-                if due > self.tp.now {
-                    self.tp.now = due;
+            let Some(marker) = self.pipe.back().map(|f| f.order) else { return done };
+            let mut finished = false;
+            for _ in 0..MAX_EVENTS_PER_CALL {
+                match self.next_event() {
+                    Some(Some(order)) if order >= marker => {
+                        finished = true;
+                        break;
+                    }
+                    Some(_) => {}
+                    None => break,
                 }
-                self.process_ack(1, false);
-                if order >= marker {
-                    break;
-                }
-                self.fill_window();
+            }
+            self.sync();
+            if !finished {
+                return done;
             }
         }
         k
     }
 
-    fn seg(&self, seq: u64) -> &Seg {
-        &self.segs[(seq - self.snd_una) as usize]
-    }
-    fn seg_mut(&mut self, seq: u64) -> &mut Seg {
-        let i = (seq - self.snd_una) as usize;
-        &mut self.segs[i]
-    }
-
-    /// `tcp_ack` for an ACK that newly delivers the `n` oldest in-flight segments.
-    fn process_ack(&mut self, n: u32, ece: bool) {
-        if self.tp.packets_out == 0 {
-            // Linux's `no_queue` path: nothing outstanding, no CC hooks.
-            return;
-        }
-        let now = self.tp.now;
-        let prior_in_flight = self.tp.in_flight;
-
-        // ---- tcp_sacktag / tcp_clean_rtx_queue: mark delivered, advance snd_una.
-        let mut acked_sacked = 0u32;
-        let mut any_retrans = false;
-        // (send time, order) of the most and least recently sent delivered segments.
-        let mut newest: Option<Tx> = None;
-        let mut oldest_sent: Option<Time> = None;
-        for _ in 0..n {
-            let Some(seq) = self.pipe.pop_front() else { break };
-            let seg = self.seg_mut(seq);
-            seg.state = SegState::Sacked;
-            let tx = seg.tx;
-            acked_sacked += 1;
-            any_retrans |= tx.is_retrans;
-            oldest_sent = Some(oldest_sent.map_or(tx.sent_at, |t: Time| t.min(tx.sent_at)));
-            // tcp_rate_skb_delivered: sample the most recently sent segment.
-            if newest.is_none_or(|nw| (tx.sent_at, tx.order) > (nw.sent_at, nw.order)) {
-                newest = Some(tx);
-            }
-        }
-        self.tp.delivered += acked_sacked as u64;
-        if ece {
-            self.tp.delivered_ce += acked_sacked as u64;
-        }
-        let mut pkts_acked = 0u32;
-        while self.segs.front().is_some_and(|s| s.state == SegState::Sacked) {
-            self.segs.pop_front();
-            self.snd_una += 1;
-            pkts_acked += 1;
-        }
-        let advanced_una = pkts_acked > 0;
-        if advanced_una {
-            self.rto_count = 0;
-        }
-        self.refresh_counts();
-
-        // ---- RTT (tcp_ack_update_rtt): Karn — no sample if a retransmission was acked.
-        let rtt = match (newest, any_retrans) {
-            (Some(tx), false) => Some(now - tx.sent_at),
-            _ => None,
-        };
-        if let (Some(ca_rtt), Some(first)) = (rtt, oldest_sent) {
-            self.tp.min_rtt = self.min_rtt.update(now, ca_rtt);
-            let seq_rtt = now - first;
-            self.tp.srtt = if self.tp.srtt == 0 { seq_rtt } else { (7 * self.tp.srtt + seq_rtt) / 8 };
-        }
-
-        // ---- tcp_rate_gen.
-        let losses = std::mem::take(&mut self.pending_losses);
-        let rs = self.rate_gen(newest, acked_sacked, losses, prior_in_flight, rtt);
-        let sample = AckSample { pkts_acked, acked_sacked, rtt, prior_in_flight, ece, advanced_una, rs };
-        self.last_sample = sample;
-
-        // ---- pkts_acked (called at the end of tcp_clean_rtx_queue).
-        self.hook("pkts_acked", |c, tp| c.pkts_acked(tp, &sample));
-
-        // ---- tcp_fastretrans_alert: ECN response, end of a reduction.
-        if ece && self.tp.ca_state < CaState::Cwr {
-            self.enter_cwr();
-        }
-        let recovered = self.snd_una >= self.high_seq;
-        match self.tp.ca_state {
-            CaState::Recovery if recovered => {
-                // tcp_try_undo_recovery (no undo) -> Open; tcp_end_cwnd_reduction.
-                self.set_ca_state(CaState::Open);
-                self.end_cwnd_reduction(true);
-            }
-            CaState::Cwr if self.snd_una > self.high_seq => {
-                self.end_cwnd_reduction(false);
-                self.set_ca_state(CaState::Open);
-            }
-            CaState::Loss if recovered && self.lost_out() == 0 => {
-                self.set_ca_state(CaState::Open);
-            }
-            _ => {}
-        }
-
-        // ---- tcp_cong_control.
-        if self.cca.has_cong_control() {
-            self.hook("cong_control", |c, tp| c.cong_control(tp, &sample));
-        } else {
-            if self.in_cwnd_reduction() {
-                self.cwnd_reduction(acked_sacked, losses, advanced_una);
-            } else if advanced_una && self.is_cwnd_limited() {
-                // tcp_may_raise_cwnd (FLAG_DATA_ACKED) and cwnd-limited.
-                self.hook("cong_avoid", |c, tp| c.cong_avoid(tp, &sample));
-            }
-            self.update_pacing_rate();
-        }
-    }
-
-    /// `tcp_rate_gen` for the segment `newest` (the most recently sent one delivered).
-    fn rate_gen(
-        &mut self,
-        newest: Option<Tx>,
-        acked_sacked: u32,
-        losses: u32,
-        prior_in_flight: u32,
-        rtt: Option<Time>,
-    ) -> RateSample {
-        let now = self.tp.now;
-        if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
-            self.tp.app_limited = 0;
-        }
-        if acked_sacked > 0 {
-            self.tp.delivered_time = now;
-        }
-        let mut rs = RateSample { acked_sacked, losses, prior_in_flight, rtt, ..Default::default() };
-        let Some(tx) = newest else { return rs };
-        // The send phase of the window ended with this segment.
-        self.first_tx = tx.sent_at;
-        rs.prior_delivered = tx.delivered;
-        rs.prior_delivered_ce = tx.delivered_ce;
-        rs.prior_time = tx.delivered_time;
-        rs.is_app_limited = tx.is_app_limited;
-        rs.is_retrans = tx.is_retrans;
-        rs.tx_in_flight = tx.in_flight;
-        rs.lost = (self.tp.lost - tx.lost) as u32;
-        rs.delivered = (self.tp.delivered - tx.delivered) as i64;
-        rs.delivered_ce = (self.tp.delivered_ce - tx.delivered_ce) as i64;
-        rs.snd_interval = tx.sent_at - tx.first_tx;
-        rs.rcv_interval = now - tx.delivered_time;
-        rs.interval = rs.snd_interval.max(rs.rcv_interval);
-        // An interval shorter than min_rtt means ACK compression etc.: no sample.
-        // (Before any RTT sample min_rtt is "infinite", so no sample is valid, as in Linux.)
-        if rs.interval < self.tp.min_rtt {
-            rs.interval = 0;
-        }
-        rs
-    }
-
     // ------------------------------------------------------------------ losses
 
-    /// The `n` oldest segments in flight are lost (reported in the next ACK's
-    /// `rs.losses`). Enters Recovery (`tcp_enter_recovery`) unless already in
-    /// Recovery or Loss.
+    /// The path drops the `n` oldest segments in flight; then the path runs until the
+    /// sender has reacted (Recovery or Loss), or nothing is left to happen.
     pub fn lose(&mut self, n: u32) {
-        let mut k = 0;
-        for _ in 0..n {
-            let Some(seq) = self.pipe.pop_front() else { break };
-            self.seg_mut(seq).state = SegState::Lost;
-            k += 1;
-        }
+        let k = (n as usize).min(self.pipe.len());
         if k == 0 {
             return;
         }
-        self.tp.lost += k as u64;
-        self.pending_losses += k;
-        self.refresh_counts();
-        if self.tp.ca_state < CaState::Recovery {
-            self.prior_ssthresh = 0;
-            self.undo_possible = true;
-            if !self.in_cwnd_reduction() {
-                self.prior_ssthresh = self.current_ssthresh();
-                self.init_cwnd_reduction();
-            }
-            self.set_ca_state(CaState::Recovery);
-        }
+        self.held.extend(self.pipe.drain(..k).map(|f| f.seg));
+        self.dropped += k as u64;
+        self.run_until(|h| h.tp().ca_state >= CaState::Recovery);
     }
 
-    /// Leave the current reduction now, as if everything sent before it had been
-    /// ACKed: Recovery/CWR end with cwnd = ssthresh (classic CCAs), Loss just ends.
+    /// The path drops the `n` oldest segments in flight, and nothing else happens.
+    pub fn drop_oldest(&mut self, n: u32) {
+        let k = (n as usize).min(self.pipe.len());
+        self.held.extend(self.pipe.drain(..k).map(|f| f.seg));
+        self.dropped += k as u64;
+    }
+
+    /// Run the path until the sender is back in Open (a reduction or a loss
+    /// episode ended), or nothing is left to happen.
     pub fn end_recovery(&mut self) {
-        match self.tp.ca_state {
-            CaState::Recovery => {
-                self.set_ca_state(CaState::Open);
-                self.end_cwnd_reduction(true);
-            }
-            CaState::Cwr => {
-                self.end_cwnd_reduction(false);
-                self.set_ca_state(CaState::Open);
-            }
-            CaState::Loss => self.set_ca_state(CaState::Open),
-            _ => {}
-        }
+        self.run_until(|h| h.tp().ca_state == CaState::Open);
     }
 
-    /// Retransmission timeout (`tcp_enter_loss`): everything outstanding and not
-    /// SACKed is lost, cwnd = 1, state Loss. No-op with nothing outstanding.
+    /// The path blackholes everything in flight (and whatever is sent meanwhile,
+    /// such as a loss probe) until the sender's retransmission timer fires.
+    /// No-op with nothing outstanding.
     pub fn rto(&mut self) {
-        if self.tp.packets_out == 0 {
+        if self.sender.packets_out() == 0 {
             return;
         }
-        // Reduce ssthresh only once per window of data (not on a repeated timeout).
-        let st = self.tp.ca_state;
-        if st <= CaState::Disorder || self.high_seq <= self.snd_una || (st == CaState::Loss && self.rto_count == 0) {
-            self.prior_ssthresh = self.current_ssthresh();
-            self.tp.prior_cwnd = self.tp.cwnd;
-            let ss = self.cca.ssthresh(&mut self.tp);
-            self.set_ssthresh(ss);
-            self.hook("cwnd_event(Loss)", |c, tp| c.cwnd_event(tp, CaEvent::Loss));
-            self.undo_possible = true;
-        }
-        // tcp_timeout_mark_lost.
-        let mut k = 0u64;
-        for seg in self.segs.iter_mut() {
-            if seg.state == SegState::InFlight {
-                // A lost retransmission counts again, as in tcp_mark_skb_lost.
-                seg.state = SegState::Lost;
-                k += 1;
+        let rtos = self.sender.counters.rtos;
+        self.dropped += self.pipe.len() as u64;
+        self.held.extend(self.pipe.drain(..).map(|f| f.seg));
+        self.blackhole = true;
+        for _ in 0..MAX_EVENTS_PER_CALL {
+            if self.sender.counters.rtos > rtos {
+                break;
             }
+            let Some(t) = self.sender.next_wakeup() else { break };
+            self.now = self.now.max(t);
+            let before = self.sender.counters.rtos;
+            let mut out = Vec::new();
+            self.sender.on_timer(self.now, &mut out);
+            // What the RTO itself retransmits goes out on a working path.
+            if self.sender.counters.rtos > before {
+                self.blackhole = false;
+            }
+            self.emit(out);
         }
-        self.pipe.clear();
-        self.tp.lost += k;
-        self.refresh_counts();
-        self.tp.cwnd = self.tp.in_flight + 1;
-        self.tp.cwnd_cnt = 0;
-        self.set_ca_state(CaState::Loss);
-        self.high_seq = self.snd_nxt;
-        self.rto_count += 1;
+        self.blackhole = false;
+        self.sync();
     }
 
-    /// The last reduction was spurious (DSACK / F-RTO undo): in Recovery or Loss,
-    /// restore cwnd via `undo_cwnd` and the prior ssthresh, unmark the lost
-    /// segments (their originals are still travelling), return to Open.
+    /// The segments `lose`/`rto` dropped were only delayed: they arrive now (each
+    /// with its own ACK, as a receiver sends them), then the path runs until the
+    /// sender is in Open (having undone the reduction if it judged it spurious).
     pub fn undo(&mut self) {
-        if !matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) || !self.undo_possible {
-            return;
-        }
-        // tcp_undo_cwnd_reduction.
-        if self.prior_ssthresh != 0 {
-            let cwnd = self.cca.undo_cwnd(&mut self.tp);
-            self.tp.cwnd = cwnd;
-            self.check_cwnd("undo_cwnd");
-            if self.prior_ssthresh > self.tp.ssthresh {
-                self.tp.ssthresh = self.prior_ssthresh;
+        let held = std::mem::take(&mut self.held);
+        let delayed: Vec<u64> = held.iter().map(|s| s.seg).collect();
+        // Dropped after all, late: count them as arrived instead.
+        self.dropped -= held.len() as u64;
+        self.arrived += held.len() as u64;
+        for seg in held {
+            let ack = self.receiver.on_segment(self.now, &seg, Ecn::Ect);
+            if let Some(ack) = ack {
+                self.sender_ack(&ack);
             }
         }
-        let base = self.snd_una;
-        let mut back: Vec<(u64, u64)> = Vec::new();
-        for (i, seg) in self.segs.iter_mut().enumerate() {
-            if seg.state == SegState::Lost {
-                seg.state = SegState::InFlight;
-                back.push((seg.tx.order, base + i as u64));
+        // Until their retransmissions have arrived too (each reported as a D-SACK).
+        let resent_on_path =
+            |h: &Self| h.pipe.iter().any(|f| f.seg.is_retrans && delayed.contains(&f.seg.seg));
+        self.run_until(|h| h.tp().ca_state == CaState::Open && !resent_on_path(h));
+    }
+
+    // ------------------------------------------------------------------ internals
+
+    /// Hand segments the sender transmitted to the path; returns how many.
+    fn emit(&mut self, out: Vec<Segment>) -> u32 {
+        let n = out.len() as u32;
+        self.emitted += n as u64;
+        for seg in out {
+            if self.blackhole {
+                self.held.push(seg);
+                self.dropped += 1;
+                continue;
+            }
+            let mut ack_due = self.now + self.rtt;
+            if let Some(gap) = self.ack_gap {
+                ack_due = ack_due.max(self.last_ack_due + gap);
+            }
+            // The path is FIFO: an ACK never overtakes an earlier one.
+            ack_due = ack_due.max(self.last_ack_due);
+            self.last_ack_due = ack_due;
+            self.pipe.push_back(Flight { seg, ack_due, order: self.next_order });
+            self.next_order += 1;
+        }
+        self.sync();
+        n
+    }
+
+    fn sync(&mut self) {
+        self.sender.refresh_tp(self.now);
+    }
+
+    fn fire_timer(&mut self, t: Time) {
+        self.now = t;
+        let mut out = Vec::new();
+        self.sender.on_timer(t, &mut out);
+        self.emit(out);
+    }
+
+    fn sender_ack(&mut self, ack: &Ack) {
+        let mut out = Vec::new();
+        self.sender.on_ack(self.now, ack, &mut out);
+        self.emit(out);
+    }
+
+    /// Deliver the `n` oldest segments now and give the sender one ACK for them.
+    fn deliver(&mut self, n: u32, ce: bool) {
+        let mut last: Option<Ack> = None;
+        let mut dsack = None;
+        for _ in 0..n {
+            let Some(f) = self.pipe.pop_front() else { break };
+            self.arrived += 1;
+            let ecn = if ce { Ecn::Ce } else { Ecn::Ect };
+            if let Some(ack) = self.receiver.on_segment(self.now, &f.seg, ecn) {
+                dsack = ack.dsack.or(dsack);
+                last = Some(ack);
             }
         }
-        if !back.is_empty() {
-            let mut all: Vec<(u64, u64)> = self.pipe.iter().map(|&s| (self.seg(s).tx.order, s)).collect();
-            all.extend(back);
-            all.sort_unstable();
-            self.pipe = all.into_iter().map(|(_, s)| s).collect();
+        if let Some(mut ack) = last {
+            ack.dsack = ack.dsack.or(dsack);
+            self.sender_ack(&ack);
         }
-        self.undo_possible = false;
-        self.rto_count = 0;
-        self.refresh_counts();
-        self.set_ca_state(CaState::Open);
+        self.sync();
     }
 
-    /// `tcp_enter_cwr`: ECN-triggered reduction (not undoable).
-    fn enter_cwr(&mut self) {
-        self.prior_ssthresh = 0;
-        self.undo_possible = false;
-        self.init_cwnd_reduction();
-        self.set_ca_state(CaState::Cwr);
-    }
-
-    /// `tcp_init_cwnd_reduction`.
-    fn init_cwnd_reduction(&mut self) {
-        self.high_seq = self.snd_nxt;
-        self.tp.cwnd_cnt = 0;
-        self.tp.prior_cwnd = self.tp.cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        let ss = self.cca.ssthresh(&mut self.tp);
-        self.set_ssthresh(ss);
-    }
-
-    /// `tcp_end_cwnd_reduction`.
-    fn end_cwnd_reduction(&mut self, was_recovery: bool) {
-        if self.cca.has_cong_control() {
-            return;
-        }
-        // cwnd = ssthresh in CWR, or in Recovery unless it was undone.
-        if self.tp.ssthresh < INFINITE_SSTHRESH && (!was_recovery || self.undo_possible) {
-            self.tp.cwnd = self.tp.ssthresh.clamp(1, self.tp.cwnd_clamp);
-        }
-        self.hook("cwnd_event(CompleteCwr)", |c, tp| c.cwnd_event(tp, CaEvent::CompleteCwr));
-    }
-
-    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937).
-    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
-        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
-            return;
-        }
-        let in_flight = self.tp.in_flight as i64;
-        let delta = self.tp.ssthresh.min(i32::MAX as u32) as i64 - in_flight;
-        self.prr_delivered += newly_acked_sacked as u64;
-        let mut sndcnt: i64 = if delta < 0 {
-            let dividend = self.tp.ssthresh as u64 * self.prr_delivered + self.tp.prior_cwnd as u64 - 1;
-            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
-        } else {
-            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
-            if una_advanced && newly_lost == 0 {
-                s += 1;
+    /// Process the next event of the path: a sender timer or the next ACK arrival,
+    /// whichever is first (the timer on a tie). Returns None if nothing is pending,
+    /// Some(None) for a timer, Some(Some(order)) for the ACK of that transmission.
+    fn next_event(&mut self) -> Option<Option<u64>> {
+        let ack_at = self.pipe.front().map(|f| f.ack_due.max(self.now));
+        let timer_at = self.sender.next_wakeup().map(|t| t.max(self.now));
+        match (ack_at, timer_at) {
+            (Some(a), t) if t.is_none_or(|t| a < t) => {
+                self.now = a;
+                let order = self.pipe.front().map(|f| f.order);
+                self.deliver(1, false);
+                Some(order)
             }
-            s.min(delta)
-        };
-        // Force a fast retransmit upon entering fast recovery.
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
-        let cwnd = (in_flight + sndcnt).clamp(1, self.tp.cwnd_clamp as i64);
-        self.tp.cwnd = cwnd as u32;
-    }
-
-    /// `tcp_current_ssthresh`.
-    fn current_ssthresh(&self) -> u32 {
-        if self.in_cwnd_reduction() {
-            self.tp.ssthresh
-        } else {
-            self.tp.ssthresh.max((self.tp.cwnd >> 1) + (self.tp.cwnd >> 2))
+            (_, Some(t)) => {
+                self.fire_timer(t);
+                Some(None)
+            }
+            _ => None,
         }
     }
 
-    fn in_cwnd_reduction(&self) -> bool {
-        matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery)
-    }
-
-    /// `tcp_set_ca_state`: the CCA hears of the change before it happens.
-    fn set_ca_state(&mut self, new: CaState) {
-        self.hook("set_state", |c, tp| c.set_state(tp, new));
-        self.tp.ca_state = new;
-    }
-
-    fn set_ssthresh(&mut self, ss: u32) {
-        if ss == 0 {
-            self.violations.push(format!("ssthresh() returned 0 at t={} ns", self.tp.now));
+    fn run_until(&mut self, done: impl Fn(&Self) -> bool) {
+        for _ in 0..MAX_EVENTS_PER_CALL {
+            if done(self) || self.next_event().is_none() {
+                break;
+            }
         }
-        self.tp.ssthresh = ss.max(1);
-    }
-
-    /// `tcp_update_pacing_rate` (classic CCAs): 200% of cwnd/srtt in slow start,
-    /// 120% otherwise, in bytes per second.
-    fn update_pacing_rate(&mut self) {
-        let ratio = if (self.tp.cwnd as u64) < self.tp.ssthresh as u64 / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let window = self.tp.cwnd.max(self.tp.packets_out) as u128;
-        let bytes = self.tp.mss as u128 * window * ratio as u128;
-        let rate = if self.tp.srtt > 0 {
-            // bytes · 1e9 / (100 · srtt_ns)
-            bytes * NS_PER_SEC as u128 / (100 * self.tp.srtt as u128)
-        } else {
-            // No RTT yet: Linux skips the division by srtt_us (<< 3), leaving
-            // mss · 80000 · ratio · cwnd — effectively unpaced.
-            bytes * 80_000
-        };
-        self.tp.pacing_rate = rate.clamp(1, u64::MAX as u128) as u64;
-    }
-
-    /// Recompute `packets_out`, `in_flight`, `retrans_out` from the scoreboard.
-    fn refresh_counts(&mut self) {
-        self.tp.packets_out = self.segs.len() as u32;
-        self.tp.in_flight = self.pipe.len() as u32;
-        self.tp.retrans_out = self.pipe.iter().filter(|&&s| self.seg(s).tx.is_retrans).count() as u32;
-        debug_assert!(
-            self.tp.in_flight <= self.tp.packets_out,
-            "in_flight {} > packets_out {}",
-            self.tp.in_flight,
-            self.tp.packets_out
-        );
-    }
-
-    // ------------------------------------------------------------------ hooks
-
-    /// Call a hook, then enforce the sender's contract on what it wrote.
-    fn hook(&mut self, name: &str, f: impl FnOnce(&mut dyn super::CongestionControl, &mut TcpState)) {
-        let pacing_before = self.tp.pacing_rate;
-        f(self.cca.as_mut(), &mut self.tp);
-        if self.tp.pacing_rate != pacing_before && self.tp.pacing_rate == 0 {
-            self.violations.push(format!("{name} set pacing_rate to 0 at t={} ns", self.tp.now));
-        }
-        self.check_cwnd(name);
-    }
-
-    fn check_cwnd(&mut self, name: &str) {
-        let (cwnd, clamp) = (self.tp.cwnd, self.tp.cwnd_clamp);
-        if cwnd == 0 || cwnd > clamp {
-            self.violations.push(format!("{name} left cwnd {cwnd} outside [1, {clamp}] at t={} ns", self.tp.now));
-            self.tp.cwnd = cwnd.clamp(1, clamp);
-        }
+        self.sync();
     }
 }
 
@@ -831,17 +611,20 @@ mod tests {
     }
 
     #[test]
-    fn rate_sample_without_rtt_sample_is_invalid() {
+    fn retransmission_rtt_comes_from_the_timestamp_echo() {
         let mut h = harness();
-        h.send(2);
+        assert_eq!(h.send(1), 1);
+        // The segment is blackholed. With no RTT sample the loss probe fires after
+        // TCP_TIMEOUT_INIT (1 s, also lost), and the RTO, re-armed by the probe, 1 s later.
+        h.rto();
+        assert_eq!((h.sender().counters.tlp_probes, h.sender().counters.rtos), (1, 1));
+        assert_eq!(h.now(), 2 * crate::tcp::rtt::RTO_INIT);
         h.advance(ms(50));
-        h.lose(1); // the first is lost, retransmitted, and its ACK carries no RTT
-        h.send(1);
-        h.advance(ms(50));
-        h.ack(2);
-        assert_eq!(h.last_sample().rtt, None, "Karn: a retransmission was acked");
-        assert_eq!(h.last_sample().rs.interval, 0, "no min_rtt yet: no valid rate sample");
-        assert_eq!(h.last_sample().rs.losses, 1);
+        h.ack(1);
+        // Karn forbids a sample from the retransmitted segment's send time; the echoed
+        // timestamp of the retransmission gives one (`tcp_ack_update_rtt`).
+        assert_eq!(h.last_sample().rtt, Some(ms(50)));
+        assert_eq!(h.tp().srtt, ms(50));
     }
 
     #[test]
@@ -850,33 +633,30 @@ mod tests {
         h.send(3);
         h.mark_app_limited();
         assert_eq!(h.tp().app_limited, 3, "mark = delivered + in_flight");
-        h.send(1);
         h.advance(ms(50));
         h.ack(3);
-        assert_eq!(h.tp().app_limited, 3, "not yet: delivered 3 <= mark 3");
-        h.ack(1);
         assert!(h.last_sample().rs.is_app_limited, "the sampled packet was sent app-limited");
+        // A bulk writer: the mark clears once delivered passes it.
+        h.run_rounds(2);
         assert_eq!(h.tp().app_limited, 0, "cleared once delivered passed the mark");
+        assert!(!h.last_sample().rs.is_app_limited);
     }
 
     #[test]
     fn accounting_tracks_sacks_losses_and_retransmissions() {
         let mut h = harness();
-        h.send(10);
-        h.lose(2);
-        assert_eq!((h.tp().packets_out, h.tp().in_flight, h.tp().lost), (10, 8, 2));
+        assert_eq!(h.send(10), 10);
         h.advance(ms(50));
-        h.ack(8); // SACKs above the hole: snd_una does not move
-        assert_eq!(h.last_sample().pkts_acked, 0);
-        assert!(!h.last_sample().advanced_una);
-        assert_eq!((h.tp().packets_out, h.tp().in_flight, h.tp().delivered), (10, 0, 8));
-        h.send(2); // retransmissions
-        assert_eq!((h.tp().in_flight, h.tp().retrans_out), (2, 2));
-        h.advance(ms(50));
-        h.ack(2);
-        assert_eq!(h.last_sample().pkts_acked, 10);
-        assert_eq!((h.tp().packets_out, h.tp().in_flight, h.tp().delivered), (0, 0, 10));
+        h.lose(2); // the other 8 arrive as SACKs; RACK marks the 2 lost
+        assert_eq!(h.tp().ca_state, CaState::Recovery);
+        assert_eq!((h.tp().lost, h.sender().counters.segs_lost), (2, 2));
+        // RACK's reordering window is 0 once 3 segments are SACKed (`tcp_rack_reo_wnd`).
+        assert_eq!(h.tp().delivered, 3);
+        h.end_recovery();
         assert_eq!(h.tp().ca_state, CaState::Open, "recovery ended when the window was acked");
+        assert_eq!(h.tp().delivered, 10);
+        assert_eq!((h.tp().packets_out, h.tp().in_flight, h.tp().retrans_out), (0, 0, 0));
+        assert_eq!(h.sender().counters.segs_retrans, 2);
         assert_eq!(h.tp().cwnd, 5, "cwnd = ssthresh at the end of recovery");
         assert!(h.violations().is_empty());
     }
@@ -892,5 +672,18 @@ mod tests {
         assert_eq!(h.tp().delivered_ce, 1);
         h.ack_ece(1);
         assert_eq!(h.tp().ssthresh, 5, "one reduction per window");
+    }
+
+    #[test]
+    fn undo_delivers_delayed_originals_and_the_sender_undoes() {
+        let mut h = harness();
+        h.run_rounds(2);
+        let cwnd = h.tp().cwnd;
+        h.lose(1);
+        assert_eq!(h.tp().ca_state, CaState::Recovery);
+        h.undo();
+        assert_eq!(h.tp().ca_state, CaState::Open);
+        assert_eq!(h.sender().counters.undos, 1, "the D-SACK or the timestamp proved the loss spurious");
+        assert!(h.tp().cwnd >= cwnd, "cwnd {} restored to at least {cwnd}", h.tp().cwnd);
     }
 }

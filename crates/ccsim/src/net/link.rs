@@ -8,8 +8,7 @@
 
 use std::collections::VecDeque;
 
-use rand::Rng;
-
+use crate::net::loss::{LossConfig, LossModel};
 use crate::net::Packet;
 use crate::qdisc::{DropReason, Queue};
 use crate::sim::SimRng;
@@ -22,10 +21,11 @@ pub struct Link {
     pub name: String,
     pub rate_bps: Bps,
     pub delay: Time,
-    /// Bernoulli loss probability on entry.
-    pub loss: f64,
+    /// Random loss on entry.
+    loss: LossModel,
     pub queue: Queue,
-    rng: SimRng,
+    /// Rate changes (time, new rate), in increasing time order; the event loop applies them.
+    pub rate_schedule: Vec<(Time, Bps)>,
     /// Packet being serialized, if any.
     in_tx: Option<Packet>,
     remainder: u64,
@@ -34,6 +34,13 @@ pub struct Link {
     pub data_in_link: u64,
     /// Whether queue samples are recorded for this link.
     pub recorded: bool,
+    /// tc-like accounting: the packet in service counts toward the qdisc limit.
+    pub limit_includes_head: bool,
+    /// Packets and bytes that finished serialization (the link's byte counters).
+    pub tx_pkts: u64,
+    pub tx_bytes: u64,
+    /// A poll of a shaping qdisc already scheduled at this time.
+    poll_at: Option<Time>,
 }
 
 /// What the world must schedule after a link operation.
@@ -41,41 +48,55 @@ pub struct Link {
 pub enum LinkWake {
     None,
     TxDone(Time),
+    /// The queue holds packets its shaper releases only at this time: poll then.
+    Poll(Time),
 }
 
 impl Link {
-    pub fn new(name: String, rate_bps: Bps, delay: Time, loss: f64, queue: Queue, rng: SimRng) -> Self {
+    /// `loss_rng` is the link's own loss stream (`Component::LinkLoss`).
+    pub fn new(name: String, rate_bps: Bps, delay: Time, loss: LossConfig, queue: Queue, loss_rng: SimRng) -> Self {
         Self {
             name,
             rate_bps,
             delay,
-            loss,
+            loss: LossModel::new(loss, loss_rng),
             queue,
-            rng,
+            rate_schedule: Vec::new(),
             in_tx: None,
             remainder: 0,
             line: VecDeque::new(),
             data_in_link: 0,
             recorded: false,
+            limit_includes_head: false,
+            tx_pkts: 0,
+            tx_bytes: 0,
+            poll_at: None,
         }
     }
 
-    /// Offer a packet to the link. Returns the dropped packet with its reason, or
-    /// the transmit completion to schedule if the transmitter was idle.
-    pub fn enqueue(&mut self, p: Packet, now: Time) -> Result<LinkWake, (Packet, DropReason)> {
-        if self.loss > 0.0 && self.rng.gen::<f64>() < self.loss {
-            self.queue.count_external_drop(&p, DropReason::RandomLoss);
-            return Err((p, DropReason::RandomLoss));
-        }
-        let is_data = p.is_data();
-        self.queue.enqueue(p, now)?;
-        if is_data {
+    /// Offer a packet to the link. Drops (random loss, the qdisc's) land in
+    /// `queue.report`, which the world collects; returns what to schedule.
+    pub fn enqueue(&mut self, p: Packet, now: Time) -> LinkWake {
+        if p.is_data() {
             self.data_in_link += 1;
         }
-        if self.in_tx.is_none() {
-            return Ok(self.start_next(now));
+        if self.loss.lose() {
+            self.queue.drop_external(p, DropReason::RandomLoss);
+            return LinkWake::None;
         }
-        Ok(LinkWake::None)
+        if self.limit_includes_head {
+            if let Some(head) = &self.in_tx {
+                if !self.queue.admits_with(&p, 1, head.wire_bytes as u64) {
+                    self.queue.drop_external(p, DropReason::TailDrop);
+                    return LinkWake::None;
+                }
+            }
+        }
+        self.queue.enqueue(p, now);
+        if self.in_tx.is_none() {
+            return self.start_next(now);
+        }
+        LinkWake::None
     }
 
     fn start_next(&mut self, now: Time) -> LinkWake {
@@ -86,14 +107,33 @@ impl Link {
                 self.in_tx = Some(p);
                 LinkWake::TxDone(now + ns)
             }
-            None => LinkWake::None,
+            None => match self.queue.next_ready(now) {
+                Some(t) if self.poll_at.is_none_or(|p| p > t) => {
+                    self.poll_at = Some(t);
+                    LinkWake::Poll(t)
+                }
+                _ => LinkWake::None,
+            },
         }
+    }
+
+    /// A scheduled poll of a shaping queue: start transmitting if idle.
+    pub fn on_poll(&mut self, now: Time) -> LinkWake {
+        if self.poll_at == Some(now) {
+            self.poll_at = None;
+        }
+        if self.in_tx.is_none() {
+            return self.start_next(now);
+        }
+        LinkWake::None
     }
 
     /// The transmitter finished: move the packet onto the delay line. Returns
     /// (arrival time to schedule if the line was empty, next transmit completion).
     pub fn on_tx_done(&mut self, now: Time) -> (Option<Time>, LinkWake) {
         let p = self.in_tx.take().expect("tx done without a packet in transmission");
+        self.tx_pkts += 1;
+        self.tx_bytes += p.wire_bytes as u64;
         let arrival = now + self.delay;
         let was_empty = self.line.is_empty();
         self.line.push_back((arrival, p));

@@ -3,8 +3,10 @@
 //! it, so forwarding is a table lookup (static routes, precomputed by the builder).
 
 pub mod link;
+pub mod loss;
 
 pub use link::{Link, LinkId};
+pub use loss::{LossConfig, LossModel};
 
 use crate::units::Time;
 
@@ -44,8 +46,9 @@ pub struct Ack {
     /// SACK blocks [start, end) in segments, most recent first; `n_sack` are valid.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub n_sack: u8,
-    /// The ACK reports a duplicate segment (D-SACK, RFC 2883).
-    pub dsack: bool,
+    /// The duplicate segment this ACK reports (D-SACK, RFC 2883: the first SACK
+    /// block), if any.
+    pub dsack: Option<u64>,
     /// ECN echo.
     pub ece: bool,
     /// Timestamp echo reply (TSecr).

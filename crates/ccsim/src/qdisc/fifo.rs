@@ -2,11 +2,8 @@
 //! `net/sched/sch_fifo.c`: a packet is dropped on arrival if admitting it would
 //! exceed the limit (bfifo: backlog + len > limit; pfifo: qlen >= limit).
 
-use std::collections::VecDeque;
-
-use super::{DropReason, Qdisc, Verdict};
+use super::{DropReason, Qdisc, QdiscCtx, Queued, Report, TimedFifo};
 use crate::net::Packet;
-use crate::units::Time;
 
 #[derive(Debug, Clone, Copy)]
 enum Limit {
@@ -17,41 +14,42 @@ enum Limit {
 #[derive(Debug)]
 pub struct Fifo {
     limit: Limit,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    q: TimedFifo,
 }
 
 impl Fifo {
     pub fn packets(limit: u64) -> Self {
-        Self { limit: Limit::Packets(limit), q: VecDeque::new(), bytes: 0 }
+        Self { limit: Limit::Packets(limit), q: TimedFifo::default() }
     }
     pub fn bytes(limit: u64) -> Self {
-        Self { limit: Limit::Bytes(limit), q: VecDeque::new(), bytes: 0 }
+        Self { limit: Limit::Bytes(limit), q: TimedFifo::default() }
     }
 }
 
 impl Qdisc for Fifo {
-    fn enqueue(&mut self, p: Packet, _now: Time) -> Verdict {
-        let admit = match self.limit {
-            Limit::Packets(n) => (self.q.len() as u64) < n,
-            Limit::Bytes(b) => self.bytes + p.wire_bytes as u64 <= b,
-        };
-        if !admit {
-            return Verdict::Dropped(p, DropReason::TailDrop);
+    fn enqueue(&mut self, p: Packet, ctx: &mut QdiscCtx, report: &mut Report) -> bool {
+        let admit = self.admits_with(&p, 0, 0);
+        if admit {
+            self.q.push(p, ctx.now);
+        } else {
+            report.drop(p, DropReason::TailDrop);
         }
-        self.bytes += p.wire_bytes as u64;
-        self.q.push_back(p);
-        Verdict::Queued
+        admit
     }
 
-    fn dequeue(&mut self, _now: Time, _drops: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
-        Some(p)
+    fn dequeue(&mut self, _ctx: &mut QdiscCtx, _report: &mut Report) -> Option<Queued> {
+        self.q.pop()
+    }
+
+    fn admits_with(&self, p: &Packet, extra_pkts: u64, extra_bytes: u64) -> bool {
+        match self.limit {
+            Limit::Packets(n) => (self.q.len() as u64 + extra_pkts) < n,
+            Limit::Bytes(b) => self.q.bytes() + extra_bytes + p.wire_bytes as u64 <= b,
+        }
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.q.bytes()
     }
     fn backlog_pkts(&self) -> u64 {
         self.q.len() as u64
@@ -60,26 +58,20 @@ impl Qdisc for Fifo {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{pkt, rng};
     use super::*;
-    use crate::net::{Ecn, Payload, Segment};
-
-    fn pkt(bytes: u32) -> Packet {
-        Packet {
-            flow: 0,
-            wire_bytes: bytes,
-            route: 0,
-            hop: 0,
-            ecn: Ecn::NotEct,
-            payload: Payload::Data(Segment { seg: 0, len: bytes, tsval: 0, is_retrans: false, cwr: false }),
-        }
-    }
+    use crate::net::Ecn;
 
     #[test]
     fn pfifo_drops_when_full() {
         let mut f = Fifo::packets(2);
-        assert!(matches!(f.enqueue(pkt(1500), 0), Verdict::Queued));
-        assert!(matches!(f.enqueue(pkt(1500), 0), Verdict::Queued));
-        assert!(matches!(f.enqueue(pkt(1500), 0), Verdict::Dropped(_, DropReason::TailDrop)));
+        let (mut r, mut rep) = (rng(), Report::default());
+        let mut ctx = QdiscCtx { now: 0, rng: &mut r };
+        for i in 0..3 {
+            f.enqueue(pkt(0, i, 1500, Ecn::NotEct), &mut ctx, &mut rep);
+        }
+        assert_eq!(rep.drops.len(), 1);
+        assert_eq!(rep.drops[0].1, DropReason::TailDrop);
         assert_eq!(f.backlog_pkts(), 2);
         assert_eq!(f.backlog_bytes(), 3000);
     }
@@ -87,12 +79,14 @@ mod tests {
     #[test]
     fn bfifo_admits_by_bytes() {
         let mut f = Fifo::bytes(3000);
-        assert!(matches!(f.enqueue(pkt(1500), 0), Verdict::Queued));
-        assert!(matches!(f.enqueue(pkt(1000), 0), Verdict::Queued));
-        assert!(matches!(f.enqueue(pkt(600), 0), Verdict::Dropped(..)));
-        assert!(matches!(f.enqueue(pkt(500), 0), Verdict::Queued));
-        let mut d = vec![];
-        assert_eq!(f.dequeue(0, &mut d).unwrap().wire_bytes, 1500);
+        let (mut r, mut rep) = (rng(), Report::default());
+        let mut ctx = QdiscCtx { now: 0, rng: &mut r };
+        for (i, b) in [1500, 1000, 600, 500].into_iter().enumerate() {
+            f.enqueue(pkt(0, i as u64, b, Ecn::NotEct), &mut ctx, &mut rep);
+        }
+        assert_eq!(rep.drops.len(), 1);
+        assert_eq!(rep.drops[0].0.wire_bytes, 600);
+        assert_eq!(f.dequeue(&mut ctx, &mut rep).unwrap().packet.wire_bytes, 1500);
         assert_eq!(f.backlog_bytes(), 1500);
     }
 }

@@ -1,21 +1,42 @@
 //! Queue disciplines. Each qdisc implements the small [`Qdisc`] trait; the
 //! [`Queue`] wrapper owns all accounting (enqueued, dequeued, dropped by reason,
-//! ECN-marked), so no AQM can forget to count.
+//! ECN-marked, sojourn times), so no AQM can forget to count.
+//!
+//! A qdisc gets a [`QdiscCtx`] on every call: the current time and the queue's own
+//! seeded random stream (RED and PIE draw from it). Everything that happens to
+//! packets other than the one returned — drops at enqueue (the arriving packet or,
+//! for FQ-CoDel, packets of the fattest flow), drops and CE marks at dequeue (CoDel)
+//! — goes into a [`Report`], which the wrapper counts and the world collects after
+//! every enqueue and dequeue. [`signal_congestion`] is the one RFC 3168 rule every
+//! AQM uses to decide between marking and dropping.
 
+pub mod codel;
 pub mod fifo;
+mod fq;
+pub mod fq_codel;
+pub mod fq_pie;
+pub mod pie;
+pub mod prio;
+pub mod red;
+pub mod tbf;
+mod timed;
+
+pub use fifo::Fifo;
+pub use timed::{Queued, TimedFifo};
 
 use crate::config::QdiscConfig;
-use crate::net::Packet;
+use crate::net::{Ecn, Packet};
+use crate::sim::SimRng;
 use crate::units::Time;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DropReason {
-    /// The queue was full (drop-tail).
+    /// The queue was full (drop-tail, or FQ-CoDel's drop from the fattest flow).
     TailDrop,
     /// An AQM decided to drop.
     AqmDrop,
-    /// Bernoulli random loss configured on the link.
+    /// Random loss configured on the link (Bernoulli or Gilbert–Elliott).
     RandomLoss,
 }
 
@@ -29,22 +50,107 @@ impl DropReason {
     }
 }
 
-/// Result of offering a packet to a qdisc.
+/// What a qdisc sees of the world on each call.
 #[derive(Debug)]
-pub enum Verdict {
-    Queued,
-    /// Queued with the CE codepoint set.
-    QueuedMarked,
-    Dropped(Packet, DropReason),
+pub struct QdiscCtx<'a> {
+    pub now: Time,
+    /// The queue's own seeded stream (`sim::rng::Component::Qdisc`, link index).
+    pub rng: &'a mut SimRng,
+}
+
+/// Packets dropped and CE-marked by one or more qdisc calls, besides the packet a
+/// dequeue returns. A dropped arriving packet is reported here too.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub drops: Vec<(Packet, DropReason)>,
+    /// Copies of packets whose codepoint was set to CE (they travel on).
+    pub marks: Vec<Packet>,
+}
+
+impl Report {
+    pub fn drop(&mut self, p: Packet, reason: DropReason) {
+        self.drops.push((p, reason));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.drops.is_empty() && self.marks.is_empty()
+    }
+}
+
+/// The congestion signal of RFC 3168 §5 (Linux `INET_ECN_set_ce`): when an AQM with
+/// ECN enabled decides to signal congestion, an ECN-capable packet is marked CE (a
+/// CE packet stays CE) and queued; a Not-ECT packet must be dropped. Returns `true`
+/// when the packet was marked (and records it), `false` when the caller must drop it.
+pub fn signal_congestion(p: &mut Packet, ecn_enabled: bool, report: &mut Report) -> bool {
+    if ecn_enabled && p.ecn != Ecn::NotEct {
+        p.ecn = Ecn::Ce;
+        report.marks.push(*p);
+        return true;
+    }
+    false
+}
+
+/// Mark CE without ever dropping (CoDel's `ce_threshold`): ECN-capable packets only.
+pub fn mark_only(p: &mut Packet, report: &mut Report) -> bool {
+    signal_congestion(p, true, report)
+}
+
+/// AQM state for the `queue_ts` samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AqmState {
+    /// Current drop/mark probability (RED, PIE; FQ-PIE: the largest of its flows);
+    /// NaN for disciplines without one.
+    pub prob: f64,
+    /// CoDel instances in the dropping state (0/1 for CoDel, a count for FQ-CoDel).
+    pub dropping: u64,
+    /// RED's average queue (bytes); NaN otherwise.
+    pub avg_bytes: f64,
+}
+
+impl Default for AqmState {
+    fn default() -> Self {
+        Self { prob: f64::NAN, dropping: 0, avg_bytes: f64::NAN }
+    }
 }
 
 pub trait Qdisc: std::fmt::Debug + Send {
-    fn enqueue(&mut self, p: Packet, now: Time) -> Verdict;
-    /// Next packet to transmit. AQMs that drop at dequeue push the dropped packets
-    /// into `drops`.
-    fn dequeue(&mut self, now: Time, drops: &mut Vec<(Packet, DropReason)>) -> Option<Packet>;
+    /// Offer a packet. Returns whether it was admitted; every dropped packet (the
+    /// arriving one, or others pushed out to make room) goes to `report`.
+    fn enqueue(&mut self, p: Packet, ctx: &mut QdiscCtx, report: &mut Report) -> bool;
+    /// Next packet to transmit with its enqueue time; drops and marks made on the way
+    /// go to `report`.
+    fn dequeue(&mut self, ctx: &mut QdiscCtx, report: &mut Report) -> Option<Queued>;
     fn backlog_bytes(&self) -> u64;
     fn backlog_pkts(&self) -> u64;
+    /// Whether `p` would be admitted if `extra_pkts` / `extra_bytes` more were queued
+    /// (tc-like accounting of a packet held in service). Qdiscs without a hard limit
+    /// admit.
+    fn admits_with(&self, _p: &Packet, _extra_pkts: u64, _extra_bytes: u64) -> bool {
+        true
+    }
+    fn aqm_state(&self) -> AqmState {
+        AqmState::default()
+    }
+    /// A shaper that holds a backlog it may not send yet returns when it may (Linux's
+    /// qdisc watchdog); the link polls the queue again then.
+    fn next_ready(&self, _now: Time) -> Option<Time> {
+        None
+    }
+}
+
+/// Build the qdisc of `cfg`; `rng` is the queue's stream (FQ hashes are perturbed
+/// from it once, here).
+pub fn build(cfg: &QdiscConfig, rng: &mut SimRng) -> Box<dyn Qdisc> {
+    match cfg {
+        QdiscConfig::Pfifo { limit_packets } => Box::new(fifo::Fifo::packets(*limit_packets)),
+        QdiscConfig::Bfifo { limit_bytes } => Box::new(fifo::Fifo::bytes(*limit_bytes)),
+        QdiscConfig::Red(c) => Box::new(red::Red::new(c)),
+        QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c)),
+        QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c, rng)),
+        QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c)),
+        QdiscConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c, rng)),
+        QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, rng)),
+        QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c, rng)),
+    }
 }
 
 /// Cumulative counters of a queue.
@@ -60,62 +166,87 @@ pub struct QueueStats {
     pub ecn_marked_pkts: u64,
 }
 
-/// A qdisc with its accounting.
+/// Sojourn times of the packets dequeued since the last sample.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SojournWindow {
+    pub count: u64,
+    pub sum_ns: u64,
+    pub max_ns: u64,
+}
+
+/// A qdisc with its accounting and its random stream.
 #[derive(Debug)]
 pub struct Queue {
     qdisc: Box<dyn Qdisc>,
+    rng: SimRng,
     pub stats: QueueStats,
-    /// Packets dropped at dequeue by an AQM since the world last collected them.
-    pub dequeue_drops: Vec<(Packet, DropReason)>,
+    /// Drops and marks since the world last collected them.
+    pub report: Report,
+    pub sojourn: SojournWindow,
+    /// Every `sojourn_every`-th dequeued packet's (dequeue time, sojourn) is kept
+    /// for the `sojourn` table; 0 keeps none.
+    pub sojourn_every: u64,
+    pub sojourn_samples: Vec<(Time, Time)>,
 }
 
 impl Queue {
-    pub fn new(qdisc: Box<dyn Qdisc>) -> Self {
-        Self { qdisc, stats: QueueStats::default(), dequeue_drops: Vec::new() }
-    }
-
-    pub fn from_config(cfg: &QdiscConfig) -> Self {
-        match cfg {
-            QdiscConfig::Pfifo { limit_packets } => Self::new(Box::new(fifo::Fifo::packets(*limit_packets))),
-            QdiscConfig::Bfifo { limit_bytes } => Self::new(Box::new(fifo::Fifo::bytes(*limit_bytes))),
+    pub fn new(qdisc: Box<dyn Qdisc>, rng: SimRng) -> Self {
+        Self {
+            qdisc,
+            rng,
+            stats: QueueStats::default(),
+            report: Report::default(),
+            sojourn: SojournWindow::default(),
+            sojourn_every: 0,
+            sojourn_samples: Vec::new(),
         }
     }
 
-    pub fn enqueue(&mut self, p: Packet, now: Time) -> Result<(), (Packet, crate::qdisc::DropReason)> {
-        match self.qdisc.enqueue(p, now) {
-            Verdict::Queued => {
-                self.stats.enqueued_pkts += 1;
-                Ok(())
-            }
-            Verdict::QueuedMarked => {
-                self.stats.enqueued_pkts += 1;
-                self.stats.ecn_marked_pkts += 1;
-                Ok(())
-            }
-            Verdict::Dropped(p, reason) => {
-                self.count_external_drop(&p, reason);
-                Err((p, reason))
-            }
+    pub fn from_config(cfg: &QdiscConfig, mut rng: SimRng) -> Self {
+        let qdisc = build(cfg, &mut rng);
+        Self::new(qdisc, rng)
+    }
+
+    /// Offer a packet; a drop shows in `report` (and the counters).
+    pub fn enqueue(&mut self, p: Packet, now: Time) {
+        let (drops, marks) = (self.report.drops.len(), self.report.marks.len());
+        let mut ctx = QdiscCtx { now, rng: &mut self.rng };
+        if self.qdisc.enqueue(p, &mut ctx, &mut self.report) {
+            self.stats.enqueued_pkts += 1;
         }
+        self.count_since(drops, marks);
     }
 
     pub fn dequeue(&mut self, now: Time) -> Option<Packet> {
-        let before = self.dequeue_drops.len();
-        let p = self.qdisc.dequeue(now, &mut self.dequeue_drops);
-        for i in before..self.dequeue_drops.len() {
-            let reason = self.dequeue_drops[i].1;
-            self.count_drop_reason(reason);
+        let (drops, marks) = (self.report.drops.len(), self.report.marks.len());
+        let mut ctx = QdiscCtx { now, rng: &mut self.rng };
+        let q = self.qdisc.dequeue(&mut ctx, &mut self.report);
+        self.count_since(drops, marks);
+        let q = q?;
+        self.stats.dequeued_pkts += 1;
+        self.stats.dequeued_bytes += q.packet.wire_bytes as u64;
+        let sojourn = now - q.enqueued_at;
+        self.sojourn.count += 1;
+        self.sojourn.sum_ns += sojourn;
+        self.sojourn.max_ns = self.sojourn.max_ns.max(sojourn);
+        if self.sojourn_every > 0 && self.stats.dequeued_pkts.is_multiple_of(self.sojourn_every) {
+            self.sojourn_samples.push((now, sojourn));
         }
-        if let Some(p) = &p {
-            self.stats.dequeued_pkts += 1;
-            self.stats.dequeued_bytes += p.wire_bytes as u64;
-        }
-        p
+        Some(q.packet)
     }
 
-    /// Count a drop that happened outside the qdisc proper (random loss on entry).
-    pub fn count_external_drop(&mut self, _p: &Packet, reason: DropReason) {
+    /// Record a drop that happened outside the qdisc proper (random loss on entry).
+    pub fn drop_external(&mut self, p: Packet, reason: DropReason) {
         self.count_drop_reason(reason);
+        self.report.drop(p, reason);
+    }
+
+    fn count_since(&mut self, drops: usize, marks: usize) {
+        for i in drops..self.report.drops.len() {
+            let reason = self.report.drops[i].1;
+            self.count_drop_reason(reason);
+        }
+        self.stats.ecn_marked_pkts += (self.report.marks.len() - marks) as u64;
     }
 
     fn count_drop_reason(&mut self, reason: DropReason) {
@@ -132,5 +263,91 @@ impl Queue {
     }
     pub fn backlog_pkts(&self) -> u64 {
         self.qdisc.backlog_pkts()
+    }
+    pub fn aqm_state(&self) -> AqmState {
+        self.qdisc.aqm_state()
+    }
+    /// See [`Qdisc::admits_with`].
+    pub fn admits_with(&self, p: &Packet, extra_pkts: u64, extra_bytes: u64) -> bool {
+        self.qdisc.admits_with(p, extra_pkts, extra_bytes)
+    }
+    pub fn next_ready(&self, now: Time) -> Option<Time> {
+        self.qdisc.next_ready(now)
+    }
+    /// The sojourn window since the last call, reset.
+    pub fn take_sojourn(&mut self) -> SojournWindow {
+        std::mem::take(&mut self.sojourn)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Helpers for qdisc unit tests.
+    use super::*;
+    use crate::net::{Payload, Segment};
+    use crate::sim::{rng::Component, stream};
+
+    pub fn pkt(flow: u32, seg: u64, bytes: u32, ecn: Ecn) -> Packet {
+        Packet {
+            flow,
+            wire_bytes: bytes,
+            route: 0,
+            hop: 0,
+            ecn,
+            payload: Payload::Data(Segment { seg, len: bytes.saturating_sub(52), tsval: 0, is_retrans: false, cwr: false }),
+        }
+    }
+
+    pub fn rng() -> SimRng {
+        stream(7, Component::Qdisc, 0)
+    }
+
+    /// Drive a qdisc as a link of `rate_bps` would: `arrivals` are (time, packet) in
+    /// time order; the link dequeues whenever it is idle. Returns every (dequeue
+    /// time, sojourn) and the combined report.
+    pub fn drain_at_rate(
+        q: &mut dyn Qdisc,
+        rate_bps: u64,
+        arrivals: &[(Time, Packet)],
+        until: Time,
+    ) -> (Vec<(Time, Time, Packet)>, Report) {
+        let mut rng = rng();
+        let mut report = Report::default();
+        let mut out = Vec::new();
+        let mut next_free: Time = 0;
+        let mut i = 0;
+        let mut now: Time = 0;
+        while now < until {
+            // Admit every arrival up to the moment the transmitter frees up.
+            let t_next_arrival = arrivals.get(i).map(|a| a.0);
+            if q.backlog_pkts() == 0 {
+                match t_next_arrival {
+                    Some(t) => now = now.max(t),
+                    None => break,
+                }
+            } else {
+                now = now.max(next_free);
+            }
+            while i < arrivals.len() && arrivals[i].0 <= now {
+                let mut ctx = QdiscCtx { now: arrivals[i].0, rng: &mut rng };
+                q.enqueue(arrivals[i].1, &mut ctx, &mut report);
+                i += 1;
+            }
+            let mut ctx = QdiscCtx { now, rng: &mut rng };
+            match q.dequeue(&mut ctx, &mut report) {
+                Some(d) => {
+                    out.push((now, now - d.enqueued_at, d.packet));
+                    next_free = now + d.packet.wire_bytes as u64 * 8 * 1_000_000_000 / rate_bps;
+                    now = next_free;
+                }
+                None => {
+                    if i >= arrivals.len() {
+                        break;
+                    }
+                    now = arrivals[i].0;
+                }
+            }
+        }
+        (out, report)
     }
 }

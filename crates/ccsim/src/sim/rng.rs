@@ -15,6 +15,8 @@ pub enum Component {
     FlowStart = 2,
     Cca = 3,
     Jitter = 4,
+    /// A link's queue discipline (RED/PIE draws, FQ hash keys).
+    Qdisc = 5,
 }
 
 /// SplitMix64 finalizer: spreads seed bits so nearby seeds give unrelated streams.

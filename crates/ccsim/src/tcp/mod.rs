@@ -4,6 +4,7 @@
 //! Both are sans-IO state machines: they take `now` and packets, and return packets
 //! to send and the time they next need to be woken.
 
+pub mod delack;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -1,19 +1,13 @@
 //! TCP receiver: in-order delivery, out-of-order ranges reported as SACK blocks
 //! (RFC 2018, most recently changed block first; D-SACK for duplicates, RFC 2883),
-//! delayed ACKs as Linux `__tcp_ack_snd_check` (ACK every second full segment,
-//! immediately for out-of-order data and while in quick-ack mode, otherwise after
-//! the delayed-ACK timer), and ECN echo (RFC 3168: ECE on every ACK after a CE
-//! until a segment with CWR arrives).
+//! the ACK policy of Linux (`tcp/delack.rs`: `__tcp_ack_snd_check`, quick-ACK mode,
+//! the `ato` estimator, SACK compression), and ECN echo (RFC 3168: ECE on every ACK
+//! after a CE until a segment with CWR arrives).
 
+use crate::host::clock::Jiffies;
 use crate::net::{Ack, Ecn, Segment, MAX_SACK_BLOCKS};
-use crate::units::{ms, Time};
-
-/// Linux `TCP_MAX_QUICKACKS`: ACK the first 16 segments immediately.
-pub const MAX_QUICKACKS: u32 = 16;
-/// Linux `TCP_DELACK_MIN` (40 ms): the delayed-ACK timeout used here.
-/// Deviation: Linux adapts `ato` between 40 ms and 200 ms from inter-arrival times;
-/// with ACK-every-2-segments for bulk data the timer rarely fires, so it is fixed.
-pub const DELACK_TIMEOUT: Time = ms(40);
+use crate::tcp::delack::{AckDecision, AckPolicy, MAX_QUICKACKS};
+use crate::units::Time;
 
 #[derive(Debug, Clone)]
 pub struct Receiver {
@@ -25,16 +19,21 @@ pub struct Receiver {
     recent: Vec<u64>,
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
-    /// Full segments received since the last ACK.
-    unacked_segs: u32,
-    quickacks_left: u32,
-    delayed_ack: bool,
-    /// Deadline of the delayed-ACK timer.
-    pub delack_deadline: Option<Time>,
+    /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
+    rcv_wup: u64,
+    /// When and whether to ACK (Linux's delayed-ACK engine).
+    pub policy: AckPolicy,
+    /// The receiving socket's RTT estimate, for SACK compression (Linux: the lower of
+    /// `rcv_rtt_est` and the handshake's srtt, i.e. about the path's base RTT).
+    rtt_hint: Time,
     ts_recent: Time,
-    /// CE seen and not yet echoed enough.
+    /// CE seen and not yet echoed enough (RFC 3168); with `accurate_ecn`, the CE
+    /// state of the latest data segment.
     ece_pending: bool,
-    pending_dsack: bool,
+    /// DCTCP-style echo: ECE mirrors CE per segment (see `with_accurate_ecn`).
+    accurate_ecn: bool,
+    /// The duplicate segment to report in the next ACK (D-SACK).
+    pending_dsack: Option<u64>,
     /// Total segments of a finite flow (None = bulk).
     total_segs: Option<u64>,
     mss: u32,
@@ -52,32 +51,79 @@ impl Receiver {
             ooo: Vec::new(),
             recent: Vec::new(),
             delivered_bytes: 0,
-            unacked_segs: 0,
-            quickacks_left: MAX_QUICKACKS,
-            delayed_ack,
-            delack_deadline: None,
+            rcv_wup: 0,
+            policy: AckPolicy::new(Jiffies::default(), delayed_ack),
+            rtt_hint: 0,
             ts_recent: 0,
             ece_pending: false,
-            pending_dsack: false,
+            accurate_ecn: false,
+            pending_dsack: None,
             total_segs: size_bytes.map(|b| b.div_ceil(mss as u64)),
             completed_at: None,
         }
     }
 
+    /// The host's jiffies clock (delayed-ACK timer granularity) and the path RTT.
+    pub fn with_host(mut self, clock: Jiffies, rtt_hint: Time) -> Self {
+        let delayed = self.policy.is_delayed();
+        self.policy = AckPolicy::new(clock, delayed);
+        self.rtt_hint = rtt_hint;
+        self
+    }
+
+    /// Echo CE as DCTCP receivers do (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`):
+    /// ECE reflects the CE mark of the latest data segment, CWR is ignored, and a
+    /// change of CE state is acknowledged at once so the sender can count marked
+    /// packets exactly.
+    ///
+    /// Deviation: on a change Linux first sends an ACK for the data before it with
+    /// the old state, then continues; here one immediate ACK carries the new state,
+    /// so with delayed ACKs up to one segment per change is attributed to the new
+    /// state.
+    pub fn with_accurate_ecn(mut self) -> Self {
+        self.accurate_ecn = true;
+        self
+    }
+
+    /// Earliest time the receiver must be woken (delayed-ACK or SACK-compression timer).
+    pub fn deadline(&self) -> Option<Time> {
+        self.policy.deadline()
+    }
+
     /// Process a data segment; returns an ACK to send now, if one is due.
     pub fn on_segment(&mut self, now: Time, s: &Segment, ecn: Ecn) -> Option<Ack> {
-        if s.cwr {
+        self.on_segment_in_frame(now, s, ecn, false)
+    }
+
+    /// Process a data segment that GRO merged into a larger frame: with
+    /// `more_in_frame` the ACK decision waits for the frame's last segment, as Linux
+    /// makes it once per (merged) skb.
+    pub fn on_segment_in_frame(&mut self, now: Time, s: &Segment, ecn: Ecn, more_in_frame: bool) -> Option<Ack> {
+        if self.accurate_ecn {
+            let ce = ecn == Ecn::Ce;
+            if ce != self.ece_pending {
+                self.ece_pending = ce;
+                self.policy.ack_now();
+            }
+        } else if s.cwr {
             self.ece_pending = false;
         }
-        if ecn == Ecn::Ce {
+        if ecn == Ecn::Ce && !self.accurate_ecn {
+            if !self.ece_pending {
+                // `tcp_ecn_check_ce`: "better not delay acks, sender can have a very low cwnd".
+                self.policy.enter_quickack_mode(2);
+            }
             self.ece_pending = true;
         }
         let mut immediate = false;
         if s.seg < self.rcv_nxt || self.in_ooo(s.seg) {
-            // Duplicate: report it with D-SACK and ACK at once (Linux tcp_send_dupack).
-            self.pending_dsack = true;
+            // Duplicate: report it with D-SACK, enter quick-ACK mode and ACK at once
+            // (Linux `tcp_send_dupack`).
+            self.pending_dsack = Some(s.seg);
+            self.policy.enter_quickack_mode(MAX_QUICKACKS);
             immediate = true;
         } else if s.seg == self.rcv_nxt {
+            self.policy.on_data_recv(now);
             self.ts_recent = s.tsval;
             self.rcv_nxt += 1;
             self.delivered_bytes += s.len as u64;
@@ -90,11 +136,11 @@ impl Receiver {
                     // the flow's last one, accounted through the length helper.
                     self.delivered_bytes += self.bytes_of(start, end);
                     self.rcv_nxt = end;
-                    immediate = true; // a hole was filled: ACK at once (Linux does).
+                    if self.ooo.is_empty() {
+                        // RFC 5681 4.2: ACK at once when the gap is filled (`ICSK_ACK_NOW`).
+                        self.policy.ack_now();
+                    }
                 }
-            }
-            if !self.ooo.is_empty() {
-                immediate = true;
             }
             if let Some(total) = self.total_segs {
                 if self.rcv_nxt >= total && self.completed_at.is_none() {
@@ -104,26 +150,25 @@ impl Receiver {
             }
         } else {
             self.insert_ooo(s.seg);
-            immediate = true;
         }
-        self.unacked_segs += 1;
-        if immediate || !self.delayed_ack || self.quickacks_left > 0 || self.unacked_segs >= 2 {
-            if self.quickacks_left > 0 {
-                self.quickacks_left -= 1;
-            }
+        if more_in_frame && !immediate {
+            return None;
+        }
+        let frames = self.rcv_nxt - self.rcv_wup >= 2;
+        if immediate
+            || self.policy.check(now, frames, !self.ooo.is_empty(), self.rcv_nxt, self.rtt_hint) == AckDecision::Now
+        {
             return Some(self.make_ack(false));
-        }
-        if self.delack_deadline.is_none() {
-            self.delack_deadline = Some(now + DELACK_TIMEOUT);
         }
         None
     }
 
-    /// The delayed-ACK timer fired.
+    /// A receiver timer (delayed ACK or SACK compression) fired.
     pub fn on_timer(&mut self, now: Time) -> Option<Ack> {
-        match self.delack_deadline {
-            Some(t) if t <= now => Some(self.make_ack(true)),
-            _ => None,
+        if self.policy.on_timer(now) {
+            Some(self.make_ack(true))
+        } else {
+            None
         }
     }
 
@@ -174,8 +219,8 @@ impl Receiver {
     }
 
     fn make_ack(&mut self, delayed: bool) -> Ack {
-        self.unacked_segs = 0;
-        self.delack_deadline = None;
+        self.rcv_wup = self.rcv_nxt;
+        self.policy.on_ack_sent();
         let mut sack = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
         for &start in &self.recent {
@@ -196,7 +241,7 @@ impl Receiver {
             tsecr: self.ts_recent,
             delayed,
         };
-        self.pending_dsack = false;
+        self.pending_dsack = None;
         ack
     }
 }

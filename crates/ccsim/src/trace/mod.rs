@@ -4,6 +4,7 @@
 //!
 //! The tables and their columns are documented in `docs/results-format.md`.
 
+pub mod network;
 pub mod recorder;
 
 /// One column of a table.

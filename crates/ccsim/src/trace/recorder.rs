@@ -58,6 +58,17 @@ pub struct FlowTsBuilder {
 }
 
 impl FlowTsBuilder {
+    /// Bytes one row takes in memory (21 columns of 8 bytes, two of them 4-byte codes).
+    pub const ROW_BYTES: usize = 19 * 8 + 2 * 4;
+
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
     pub fn push(&mut self, s: &FlowSample) {
         self.time_ns.push(s.time_ns);
         self.flow_id.push(s.flow_id);
@@ -121,6 +132,9 @@ pub struct QueueSample<'a> {
     pub backlog_bytes: u64,
     pub backlog_pkts: u64,
     pub stats: crate::qdisc::QueueStats,
+    /// Sojourn times of the packets dequeued since the previous sample.
+    pub sojourn: crate::qdisc::SojournWindow,
+    pub aqm: crate::qdisc::AqmState,
 }
 
 #[derive(Debug, Default)]
@@ -135,9 +149,28 @@ pub struct QueueTsBuilder {
     dequeued_bytes: Vec<u64>,
     dropped_pkts: Vec<u64>,
     ecn_marked_pkts: Vec<u64>,
+    tail_drops: Vec<u64>,
+    aqm_drops: Vec<u64>,
+    random_drops: Vec<u64>,
+    sojourn_mean_ns: Vec<f64>,
+    sojourn_max_ns: Vec<u64>,
+    aqm_prob: Vec<f64>,
+    aqm_dropping: Vec<u64>,
+    aqm_avg_bytes: Vec<f64>,
 }
 
 impl QueueTsBuilder {
+    /// Bytes one row takes in memory.
+    pub const ROW_BYTES: usize = 8 * 8 + 4;
+
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
     pub fn push(&mut self, s: &QueueSample) {
         self.time_ns.push(s.time_ns);
         let c = self.link_dict.code(s.link);
@@ -149,6 +182,15 @@ impl QueueTsBuilder {
         self.dequeued_bytes.push(s.stats.dequeued_bytes);
         self.dropped_pkts.push(s.stats.dropped_pkts);
         self.ecn_marked_pkts.push(s.stats.ecn_marked_pkts);
+        self.tail_drops.push(s.stats.tail_drops);
+        self.aqm_drops.push(s.stats.aqm_drops);
+        self.random_drops.push(s.stats.random_drops);
+        let w = s.sojourn;
+        self.sojourn_mean_ns.push(if w.count > 0 { w.sum_ns as f64 / w.count as f64 } else { f64::NAN });
+        self.sojourn_max_ns.push(w.max_ns);
+        self.aqm_prob.push(s.aqm.prob);
+        self.aqm_dropping.push(s.aqm.dropping);
+        self.aqm_avg_bytes.push(s.aqm.avg_bytes);
     }
 
     pub fn finish(self) -> Table {
@@ -163,6 +205,14 @@ impl QueueTsBuilder {
                 ("dequeued_bytes", Column::U64(self.dequeued_bytes)),
                 ("dropped_pkts", Column::U64(self.dropped_pkts)),
                 ("ecn_marked_pkts", Column::U64(self.ecn_marked_pkts)),
+                ("tail_drops", Column::U64(self.tail_drops)),
+                ("aqm_drops", Column::U64(self.aqm_drops)),
+                ("random_drops", Column::U64(self.random_drops)),
+                ("sojourn_mean_ns", Column::F64(self.sojourn_mean_ns)),
+                ("sojourn_max_ns", Column::U64(self.sojourn_max_ns)),
+                ("aqm_prob", Column::F64(self.aqm_prob)),
+                ("aqm_dropping", Column::U64(self.aqm_dropping)),
+                ("aqm_avg_bytes", Column::F64(self.aqm_avg_bytes)),
             ],
         }
     }
@@ -183,6 +233,17 @@ pub struct EventsBuilder {
 }
 
 impl EventsBuilder {
+    /// Bytes one row takes in memory.
+    pub const ROW_BYTES: usize = 4 * 8 + 3 * 4;
+
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
     /// Append one event. `flow_id` -1 and `link` "" mean "not applicable".
     #[allow(clippy::too_many_arguments)]
     pub fn push(&mut self, time_ns: u64, kind: &str, flow_id: i64, link: &str, reason: &str, value: f64, value2: f64) {

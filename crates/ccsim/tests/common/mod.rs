@@ -22,7 +22,9 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
                 delay_ns: 0,
                 qdisc: QdiscConfig::Pfifo { limit_packets: limit },
                 loss: 0.0,
+                gilbert_elliott: None,
                 rate_schedule: vec![],
+                limit_includes_head: true,
             },
             reverse_bottleneck: None,
             senders: rtts_ms
@@ -33,6 +35,8 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
                     rtt_ns: ms(r),
                     access_rate_bps: rate * 10,
                     access_queue_packets: 10_000,
+                    delay_path: DelayPath::Split,
+                    host: ccsim::host::HostConfig::linux(),
                 })
                 .collect(),
         }),
@@ -40,8 +44,17 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
     }
 }
 
+/// Give every sender (and its receivers) the host `h`.
+pub fn set_host(cfg: &mut ExperimentConfig, h: ccsim::host::HostConfig) {
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    for s in &mut d.senders {
+        s.host = h.clone();
+    }
+}
+
 pub fn flow(sender: usize, cca: &str, start: Time) -> FlowConfig {
     FlowConfig {
+        count: 1,
         sender,
         group: cca.to_string(),
         cca: cca.to_string(),

@@ -131,9 +131,10 @@ pub struct Params {
     pub lt_loss_thresh: f64,
     /// Long-term sampling: rounds to use the policed rate before re-probing.
     pub lt_bw_max_rtts: u32,
-    /// Size the quantization budget as Linux does for a GSO/TSO sender (≈1 ms of
-    /// data at the pacing rate, up to 64 KB, per skb). Off by default: our sender
-    /// sends single-MSS packets; see `model.rs`.
+    /// Size the quantization budget as Linux does (`bbr_tso_segs_goal`: ≈1 ms of
+    /// data at the pacing rate, up to 64 KB, per skb). On by default, as in Linux,
+    /// whose TCP builds GSO skbs whatever the device; `false` gives the budget of a
+    /// single-packet sender (`bbr_min_tso_segs`); see `model.rs`.
     pub tso_autosize: bool,
 }
 
@@ -170,7 +171,7 @@ impl Default for Params {
             // Linux: 50 / BBR_UNIT ≈ 20% loss marks a policed interval.
             lt_loss_thresh: 50.0 / 256.0,
             lt_bw_max_rtts: 48,
-            tso_autosize: false,
+            tso_autosize: true,
         }
     }
 }
@@ -194,11 +195,12 @@ const PARAM_DOCS: &[(&str, &str)] = &[
     ("lt_intvl_min_rtts", "policer detection: minimum rounds per sampling interval"),
     ("lt_loss_thresh", "policer detection: loss ratio that makes an interval lossy"),
     ("lt_bw_max_rtts", "policer detection: rounds to pace at the policed rate"),
-    ("tso_autosize", "quantization budget sized like a Linux GSO sender (default: single-packet sender)"),
+    ("tso_autosize", "quantization budget sized like Linux's GSO skbs, bbr_tso_segs_goal (false: a single-packet sender's)"),
 ];
 
 pub const INFO: CcaInfo = CcaInfo {
     name: "bbr1",
+    family: "model",
     summary: "BBR v1: model-based, paces at the max delivery rate, cwnd 2×BDP (Linux tcp_bbr.c)",
     reference: "Cardwell et al., ACM Queue 14(5) 2016; Linux net/ipv4/tcp_bbr.c",
     params: || describe_params::<Params>(PARAM_DOCS),

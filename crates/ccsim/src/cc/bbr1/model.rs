@@ -123,15 +123,15 @@ impl Bbr1 {
         }
     }
 
-    /// `bbr_tso_segs_goal`: packets per skb, which sizes the quantization budget.
-    // Deviation: Linux sizes the goal like `tcp_tso_autosize` (≈1 ms of data at
-    // the pacing rate, up to 64 KB, at least `bbr_min_tso_segs`), because its skbs
-    // are GSO/TSO super-packets that sit whole in the qdisc, the NIC and the
-    // receiver's GRO. Our sender transmits, paces and gets ACKs for single-MSS
-    // packets, so by default the goal is what Linux computes when ~1 ms of data is
-    // under two packets: `bbr_min_tso_segs` (1 below 1.2 Mbit/s, else 2), i.e. a
-    // budget of 3 or 6 packets, still covering delayed ACKs (2 packets per ACK).
-    // `tso_autosize = true` restores the GSO-sender formula.
+    /// `bbr_tso_segs_goal`: packets per skb, which sizes the quantization budget
+    /// (cwnd += 3 × goal) and the EDT skb counted in flight. Linux sizes it like
+    /// `tcp_tso_autosize` (≈1 ms of data at the pacing rate, up to 64 KB, at least
+    /// `bbr_min_tso_segs`) because its TCP always builds GSO skbs (`sk_setup_caps`
+    /// forces GSO), which the host layer now models: skbs of that size leave back
+    /// to back (`host::gso`). Measured on this machine's kernel (docs/validation.md):
+    /// a lone BBR flow at ~60 µs queues ~20 packets, which this budget reproduces
+    /// (22) and the single-packet budget (2 × 3 = 6) does not. `tso_autosize =
+    /// false` keeps the single-packet sender's budget, `bbr_min_tso_segs` per skb.
     pub(super) fn tso_segs_goal(&self, tp: &TcpState) -> u32 {
         let min_segs = self.min_tso_segs(tp);
         if !self.c.tso_autosize {

@@ -12,11 +12,14 @@ use crate::cc::{RateSample, TcpState};
 
 impl Bbr1 {
     /// `bbr_update_min_rtt`.
-    // Deviation: Linux times the min-RTT window and ProbeRTT in jiffies (1–10 ms
-    // granularity, strict `after()` comparisons); here in nanoseconds with the same
-    // strict comparisons, as if HZ were 1e9.
+    // The min-RTT window is timed in jiffies at the host's HZ, as Linux
+    // (`after(tcp_jiffies32, min_rtt_stamp + bbr_min_rtt_win_sec * HZ)`).
+    // Deviation: the ProbeRTT hold (`probe_rtt_done_stamp`, 200 ms) is timed in
+    // nanoseconds, not rounded to jiffies.
     pub(super) fn update_min_rtt(&mut self, tp: &mut TcpState, rs: &RateSample) {
-        let filter_expired = tp.now > self.min_rtt_stamp.saturating_add(self.c.min_rtt_win);
+        let tick = crate::units::NS_PER_SEC / tp.hz.max(1) as u64;
+        let win_jiffies = self.c.min_rtt_win / tick;
+        let filter_expired = tp.now / tick > (self.min_rtt_stamp / tick).saturating_add(win_jiffies);
         if let Some(rtt) = rs.rtt {
             let rtt_us = ns_to_us32(rtt);
             // Strictly lower, as mainline since v5.10 (commit "tcp: only postpone

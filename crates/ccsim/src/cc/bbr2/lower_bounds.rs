@@ -61,7 +61,7 @@ impl Bbr2 {
         }
         let ce_ratio = ((delivered_ce << BBR_SCALE) / delivered) as u32;
         let gain = self.cfg.ecn_alpha_gain;
-        let alpha = ((BBR_UNIT - gain) * self.ecn_alpha >> BBR_SCALE) + (gain * ce_ratio.min(BBR_UNIT) >> BBR_SCALE);
+        let alpha = (((BBR_UNIT - gain) * self.ecn_alpha) >> BBR_SCALE) + ((gain * ce_ratio.min(BBR_UNIT)) >> BBR_SCALE);
         self.ecn_alpha = alpha.min(BBR_UNIT);
         self.alpha_last_delivered = tp.delivered;
         self.alpha_last_delivered_ce = tp.delivered_ce;

@@ -674,6 +674,7 @@ pub struct Bbr2 {
 
 pub const INFO: CcaInfo = CcaInfo {
     name: "bbr2",
+    family: "model",
     summary: "BBRv2: model-based (bw, min_rtt) with loss/ECN-aware inflight_hi and bw_lo/inflight_lo bounds",
     reference: "google/bbr v2alpha net/ipv4/tcp_bbr2.c; IETF 104-106 ICCRG BBRv2 slides",
     params: params_v2,

@@ -59,7 +59,7 @@ impl Bbr2 {
     /// `bbr_rate_bytes_per_sec`: bw x gain x (1 - margin) in bytes per second.
     pub(super) fn rate_bytes_per_sec(&self, tp: &TcpState, bw: Bw, gain: u32, margin: u64) -> u64 {
         let mut rate = bw as u128 * tp.mss as u128;
-        rate = rate * gain as u128 >> BBR_SCALE;
+        rate = (rate * gain as u128) >> BBR_SCALE;
         rate *= (1_000_000 / 100 * (100 - margin)) as u128;
         rate >>= BW_SCALE;
         // Deviation: Linux can return 0 here for a near-zero bw (the sender then
@@ -70,7 +70,7 @@ impl Bbr2 {
 
     /// Bandwidth in bits per second, for metrics.
     pub(super) fn bw_bits_per_sec(&self, tp: &TcpState, bw: Bw) -> f64 {
-        (bw as u128 * tp.mss as u128 * 1_000_000 * 8 >> BW_SCALE) as f64
+        ((bw as u128 * tp.mss as u128 * 1_000_000 * 8) >> BW_SCALE) as f64
     }
 
     /// `bbr_bw_to_pacing_rate`.
@@ -103,9 +103,8 @@ impl Bbr2 {
     }
 
     /// `bbr_tso_segs_goal`: the TSO burst Linux would build at this pacing rate
-    /// (about 1 ms of data, plus a min_rtt-based allowance on short paths).
-    /// Deviation: our sender sends single segments; we still size the budget as
-    /// Linux does so cwnd matches the reference.
+    /// (about 1 ms of data, plus a min_rtt-based allowance on short paths), as the
+    /// host layer's GSO sender builds them (`host::gso`).
     pub(super) fn tso_segs_goal(&self, tp: &TcpState) -> u32 {
         let mut bytes = tp.pacing_rate >> PACING_SHIFT;
         let min_rtt_us = self.min_rtt / NS_PER_US;
@@ -126,7 +125,7 @@ impl Bbr2 {
             return self.init_cwnd;
         }
         let w = bw as u128 * self.min_rtt as u128;
-        let bdp = ((w * gain as u128 >> BBR_SCALE) + BW_UNIT_NS - 1) / BW_UNIT_NS;
+        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT_NS);
         bdp.min(u32::MAX as u128) as u32
     }
 

@@ -35,7 +35,7 @@ impl Bbr2 {
             if self.full_bw_now || rs.is_app_limited {
                 return;
             }
-            let bw_thresh = (self.full_bw as u128 * self.cfg.full_bw_thresh as u128 >> BBR_SCALE) as Bw;
+            let bw_thresh = ((self.full_bw as u128 * self.cfg.full_bw_thresh as u128) >> BBR_SCALE) as Bw;
             if sample_bw >= bw_thresh {
                 self.reset_full_bw();
                 self.full_bw = sample_bw;
@@ -51,7 +51,7 @@ impl Bbr2 {
             if self.full_bw_reached || !self.round_start || rs.is_app_limited {
                 return;
             }
-            let bw_thresh = (self.full_bw as u128 * self.cfg.full_bw_thresh as u128 >> BBR_SCALE) as Bw;
+            let bw_thresh = ((self.full_bw as u128 * self.cfg.full_bw_thresh as u128) >> BBR_SCALE) as Bw;
             if self.max_bw() >= bw_thresh {
                 self.full_bw = self.max_bw();
                 self.full_bw_cnt = 0;

@@ -234,7 +234,7 @@ impl PathSim {
             let next_ack = self.arrivals.front().map(|a| a.0);
             let can_send = (self.pkts.len() as u32) < self.tp.cwnd;
             let send_at = self.next_send.max(self.tp.now);
-            if can_send && next_ack.map_or(true, |t| send_at <= t) {
+            if can_send && next_ack.is_none_or(|t| send_at <= t) {
                 self.tp.now = send_at;
                 self.send();
             } else if let Some(t) = next_ack {
@@ -282,8 +282,8 @@ impl PathSim {
             dropped,
             ce: false,
         });
-        if self.tp.pacing_rate > 0 {
-            self.next_send = now + MSS as u64 * 1_000_000_000 / self.tp.pacing_rate;
+        if let Some(gap) = (MSS as u64 * 1_000_000_000).checked_div(self.tp.pacing_rate) {
+            self.next_send = now + gap;
         }
         self.tp.packets_out = self.pkts.len() as u32;
         self.tp.in_flight = self.pkts.len() as u32;
@@ -366,7 +366,7 @@ impl PathSim {
         // passed and no loss is left unrepaired; enter Recovery on new loss.
         if let Some(rp) = self.recovery_point {
             let repaired = now > self.last_loss + self.tp.srtt;
-            if repaired && self.pkts.front().map_or(true, |f| f.seq >= rp) {
+            if repaired && self.pkts.front().is_none_or(|f| f.seq >= rp) {
                 self.set_state(CaState::Open);
                 self.recovery_point = None;
             }

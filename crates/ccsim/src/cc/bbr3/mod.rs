@@ -17,7 +17,7 @@
 //!
 //! Behaviour:
 //! 7. Full-bandwidth detection uses each ACK's bandwidth sample: any sample
-//!    >= 1.25 x full_bw restarts the count, rounds without one are counted, and
+//!    of at least 1.25 x full_bw restarts the count, rounds without one are counted, and
 //!    the detector keeps running after Startup (`full_bw_now`).
 //! 8. PROBE_UP ends on a bandwidth plateau (`full_bw_now`, 3 rounds without 25%
 //!    growth while inflight_hi is not what limits us) instead of v2's
@@ -99,6 +99,7 @@ pub type Params = Bbr2Params<V3>;
 
 pub const INFO: CcaInfo = CcaInfo {
     name: "bbr3",
+    family: "model",
     summary: "BBRv3: BBRv2 with v3's gains, plateau-ended PROBE_UP, and v3 bug fixes",
     reference: "google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr",
     params: params_v3,

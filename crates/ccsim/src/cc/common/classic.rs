@@ -34,3 +34,26 @@ pub fn cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
 pub fn reno_ssthresh(tp: &TcpState) -> u32 {
     (tp.cwnd >> 1).max(2)
 }
+
+/// `tcp_reno_cong_avoid` (the sender has already checked that the flow is
+/// cwnd-limited): slow start, then +1 packet per cwnd of acknowledged packets.
+pub fn reno_cong_avoid(tp: &mut TcpState, acked: u32) {
+    let mut acked = acked;
+    if tp.in_slow_start() {
+        acked = slow_start(tp, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = tp.cwnd;
+    cong_avoid_ai(tp, w, acked);
+}
+
+/// The trace state of a classic CCA: "slow_start" or "cong_avoid".
+pub fn phase(tp: &TcpState) -> &'static str {
+    if tp.in_slow_start() {
+        "slow_start"
+    } else {
+        "cong_avoid"
+    }
+}

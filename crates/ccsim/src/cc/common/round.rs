@@ -19,12 +19,12 @@ impl RoundCounter {
     /// Returns whether a new round started.
     pub fn update(&mut self, rs: &RateSample, delivered: u64) -> bool {
         self.round_start = false;
-        if rs.interval > 0 || rs.delivered > 0 || rs.acked_sacked > 0 {
-            if rs.prior_delivered >= self.next_round_delivered {
-                self.next_round_delivered = delivered;
-                self.count += 1;
-                self.round_start = true;
-            }
+        if (rs.interval > 0 || rs.delivered > 0 || rs.acked_sacked > 0)
+            && rs.prior_delivered >= self.next_round_delivered
+        {
+            self.next_round_delivered = delivered;
+            self.count += 1;
+            self.round_start = true;
         }
         self.round_start
     }

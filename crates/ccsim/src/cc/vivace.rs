@@ -1,0 +1,434 @@
+//! PCC Vivace: rate-based congestion control by online learning. The sender
+//! runs at a rate r in *monitor intervals* (MIs) of about one RTT, scores each
+//! MI with a utility of its sending rate x (Mbit/s), the RTT gradient over the
+//! MI and its loss rate,
+//!
+//! ```text
+//!   u(x) = x^t − b·x·dRTT/dT − c·x·L,      t = 0.9, b = 900, c = 11.35
+//! ```
+//!
+//! and moves r along the utility gradient. Start: r doubles every MI while the
+//! utility grows; at the first drop it returns to the best rate and starts
+//! learning. Learning: two MIs at r(1 + ε) and r(1 − ε), in random order, give the
+//! gradient γ = (u₊ − u₋)/(2εr); the step is Δr = m·θ₀·γ, where the confidence
+//! amplifier m = 1, 2, 3, … grows while steps keep their direction (reset on a
+//! flip), and |Δr| ≤ ω·r with the dynamic boundary ω = ω₀ + k·δ_ω growing with
+//! each consecutive step that hit it (reset when one does not).
+//!
+//! Vivace is pacing-driven: the pacing rate is r and cwnd is only a safety cap
+//! (2·r·min RTT, at least 4 packets), so it takes over the window on every ACK.
+//! (The timeline harness does not pace, so Vivace's dynamics are tested in the
+//! engine: `tests/cca_scenarios.rs`.)
+//!
+//! References: M. Dong, T. Meng, D. Zarchy, E. Arslan, Y. Gilad, P. B. Godfrey,
+//! M. Schapira, "PCC Vivace: Online-Learning Congestion Control", USENIX NSDI
+//! 2018 (§3–4: utility, the gradient-ascent rules and their constants);
+//! PCCproject/PCC-Uspace (user-space implementation).
+//!
+//! Parameters (the paper's values): `exponent` t = 0.9, `latency_coef` b = 900,
+//! `loss_coef` c = 11.35, `epsilon` ε = 0.05, `theta0` θ₀ = 1 (Mbit/s per unit of
+//! utility gradient), `omega0` ω₀ = 0.05, `omega_step` δ_ω = 0.1; and from
+//! PCC-Uspace (`pcc_vivace_ucalc.cpp`), `rtt_gradient_filter` = 0.02: RTT
+//! gradients below it count as 0, so measurement noise (delayed ACKs,
+//! serialization) is not read as congestion — without it a gradient of a few
+//! ms per second, × b = 900, swamps the x^0.9 term.
+//!
+//! Choices the paper leaves open:
+//! * The MI lasts one smoothed RTT (at least 1 ms); MIs follow each other without
+//!   gaps, and feedback is attributed to the MI during which the acknowledged
+//!   packet was sent (send time = ACK time − its RTT sample). An MI is scored
+//!   once a packet sent after it has been acknowledged.
+//! * dRTT/dT is the least-squares slope of the MI's RTT samples over their send
+//!   times; with fewer than 2 samples it is 0.
+//! * The first rate is the initial window per 100 ms (before any RTT sample);
+//!   the rate never goes below 1 packet per 100 ms... (`MIN_RATE_PPS`).
+//! * MIs started while a learning pair is still being scored run at r itself
+//!   and are not scored.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::registry::{describe_params, parse_params, CcaInfo};
+use super::{AckSample, BoxedCca, CcMetrics, CongestionControl, TcpState};
+use crate::units::{ms, Time, NS_PER_SEC};
+
+/// Lowest rate, packets per second (keeps a trickle of feedback).
+const MIN_RATE_PPS: f64 = 10.0;
+/// Shortest MI.
+const MIN_MI: Time = ms(1);
+/// RTT assumed before the first sample.
+const INITIAL_RTT: Time = ms(100);
+/// cwnd cap = this × rate × RTT (pacing does the work; cwnd only bounds a stall).
+const CWND_RATE_RTTS: f64 = 2.0;
+const MIN_CWND: u32 = 4;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    pub exponent: f64,
+    pub latency_coef: f64,
+    pub loss_coef: f64,
+    pub epsilon: f64,
+    pub theta0: f64,
+    pub omega0: f64,
+    pub omega_step: f64,
+    pub rtt_gradient_filter: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self { exponent: 0.9, latency_coef: 900.0, loss_coef: 11.35, epsilon: 0.05, theta0: 1.0, omega0: 0.05, omega_step: 0.1, rtt_gradient_filter: 0.02 }
+    }
+}
+
+const PARAM_DOCS: &[(&str, &str)] = &[
+    ("exponent", "t in x^t of the utility (paper 0.9)"),
+    ("latency_coef", "b, weight of the RTT gradient (paper 900)"),
+    ("loss_coef", "c, weight of the loss rate (paper 11.35)"),
+    ("epsilon", "ε, relative rate difference of the two test MIs (paper 0.05)"),
+    ("theta0", "θ₀, Mbit/s per unit of utility gradient (paper 1)"),
+    ("omega0", "ω₀, initial bound on a step relative to the rate (paper 0.05)"),
+    ("omega_step", "δ_ω, growth of the bound per consecutive bounded step (paper 0.1)"),
+    ("rtt_gradient_filter", "RTT gradients below this count as 0: noise filter (PCC-Uspace kRTTFilter 0.02)"),
+];
+
+pub const INFO: CcaInfo = CcaInfo {
+    name: "vivace",
+    family: "rate/learning",
+    summary: "PCC Vivace: gradient ascent on a rate/latency/loss utility over monitor intervals (paced)",
+    reference: "Dong et al., USENIX NSDI 2018; PCCproject/PCC-Uspace",
+    params: || describe_params::<Params>(PARAM_DOCS),
+    build: |v| {
+        let p: Params = parse_params("vivace", v)?;
+        let all_finite = [p.exponent, p.latency_coef, p.loss_coef, p.epsilon, p.theta0, p.omega0, p.omega_step, p.rtt_gradient_filter]
+            .iter()
+            .all(|x| x.is_finite() && *x >= 0.0);
+        if !all_finite || p.epsilon <= 0.0 || p.epsilon >= 1.0 || p.theta0 <= 0.0 {
+            return Err("parameters of CCA 'vivace': need finite non-negative values, 0 < epsilon < 1, theta0 > 0".into());
+        }
+        Ok(Box::new(Vivace::new(p)) as BoxedCca)
+    },
+};
+
+/// What an MI is for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Purpose {
+    /// Starting phase: rate doubling.
+    Start,
+    /// Learning: the r(1 + ε) or r(1 − ε) test.
+    TestUp,
+    TestDown,
+    /// Not scored.
+    Filler,
+}
+
+/// One monitor interval and the feedback attributed to it.
+#[derive(Debug, Clone)]
+struct Mi {
+    purpose: Purpose,
+    start: Time,
+    end: Time,
+    /// Sending rate, packets per second.
+    rate: f64,
+    delivered: u64,
+    lost: u64,
+    // Least-squares sums over (send time s, rtt r) in seconds.
+    n: f64,
+    st: f64,
+    sr: f64,
+    stt: f64,
+    str_: f64,
+}
+
+impl Mi {
+    fn new(purpose: Purpose, start: Time, len: Time, rate: f64) -> Self {
+        Self { purpose, start, end: start + len, rate, delivered: 0, lost: 0, n: 0.0, st: 0.0, sr: 0.0, stt: 0.0, str_: 0.0 }
+    }
+
+    fn add_rtt(&mut self, sent: Time, rtt: Time) {
+        let (t, r) = ((sent - self.start) as f64 / 1e9, rtt as f64 / 1e9);
+        self.n += 1.0;
+        self.st += t;
+        self.sr += r;
+        self.stt += t * t;
+        self.str_ += t * r;
+    }
+
+    /// dRTT/dT, the least-squares slope.
+    fn rtt_gradient(&self) -> f64 {
+        let den = self.n * self.stt - self.st * self.st;
+        if self.n < 2.0 || den <= 0.0 {
+            return 0.0;
+        }
+        (self.n * self.str_ - self.st * self.sr) / den
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Phase {
+    /// Doubling; the best (rate, utility) so far.
+    Starting { best: Option<(f64, f64)> },
+    /// Gradient ascent around `rate`; results of the current test pair.
+    Learning { up: Option<f64>, down: Option<f64>, order_up_first: bool, planned: u8 },
+}
+
+#[derive(Debug, Clone)]
+pub struct Vivace {
+    p: Params,
+    /// The base rate r, packets per second.
+    rate: f64,
+    phase: Phase,
+    mis: VecDeque<Mi>,
+    mss: u32,
+    /// Confidence amplifier state: last step's sign and count.
+    last_dir: f64,
+    amplifier: f64,
+    /// Consecutive steps that hit the change boundary.
+    bound_hits: u32,
+}
+
+impl Vivace {
+    pub fn new(p: Params) -> Self {
+        Self {
+            p,
+            rate: 0.0,
+            phase: Phase::Starting { best: None },
+            mis: VecDeque::new(),
+            mss: 1448,
+            last_dir: 0.0,
+            amplifier: 1.0,
+            bound_hits: 0,
+        }
+    }
+
+    /// The base rate in bit/s.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate * self.mss as f64 * 8.0
+    }
+
+    fn mbps(&self, pps: f64) -> f64 {
+        pps * self.mss as f64 * 8.0 / 1e6
+    }
+
+    /// u(x) of a finished MI.
+    fn utility(&self, mi: &Mi) -> f64 {
+        let x = self.mbps(mi.rate);
+        let total = (mi.delivered + mi.lost) as f64;
+        let loss = if total > 0.0 { mi.lost as f64 / total } else { 0.0 };
+        let mut gradient = mi.rtt_gradient();
+        if gradient < self.p.rtt_gradient_filter {
+            gradient = 0.0;
+        }
+        x.powf(self.p.exponent) - self.p.latency_coef * x * gradient - self.p.loss_coef * x * loss
+    }
+
+    /// The rate and purpose of the next MI.
+    fn next_mi(&mut self, tp: &mut TcpState) -> (Purpose, f64) {
+        match &mut self.phase {
+            Phase::Starting { .. } => (Purpose::Start, self.rate),
+            Phase::Learning { up, down, order_up_first, planned } => {
+                if *planned == 0 && up.is_none() && down.is_none() {
+                    *order_up_first = tp.rng.gen_bool(0.5);
+                }
+                if *planned < 2 {
+                    let first = *planned == 0;
+                    *planned += 1;
+                    let is_up = first == *order_up_first;
+                    let e = self.p.epsilon;
+                    if is_up {
+                        (Purpose::TestUp, self.rate * (1.0 + e))
+                    } else {
+                        (Purpose::TestDown, self.rate * (1.0 - e))
+                    }
+                } else {
+                    (Purpose::Filler, self.rate)
+                }
+            }
+        }
+    }
+
+    /// Apply a scored MI.
+    fn on_result(&mut self, mi: &Mi) {
+        let u = self.utility(mi);
+        match &mut self.phase {
+            Phase::Starting { best } => match *best {
+                // MIs that started before the last doubling was decided run at a
+                // rate already scored: they say nothing new.
+                Some((br, _)) if mi.rate <= br => {}
+                Some((br, bu)) if u <= bu => {
+                    self.rate = br;
+                    self.phase = Phase::Learning { up: None, down: None, order_up_first: true, planned: 0 };
+                }
+                _ => {
+                    *best = Some((mi.rate, u));
+                    self.rate = self.rate.max(2.0 * mi.rate);
+                }
+            },
+            Phase::Learning { up, down, .. } => {
+                match mi.purpose {
+                    Purpose::TestUp => *up = Some(u),
+                    Purpose::TestDown => *down = Some(u),
+                    _ => return,
+                }
+                if let (Some(uu), Some(ud)) = (*up, *down) {
+                    self.step(uu, ud);
+                    self.phase = Phase::Learning { up: None, down: None, order_up_first: true, planned: 0 };
+                }
+            }
+        }
+    }
+
+    /// One gradient step from the pair's utilities.
+    fn step(&mut self, u_up: f64, u_down: f64) {
+        let r_mbps = self.mbps(self.rate);
+        let gamma = (u_up - u_down) / (2.0 * self.p.epsilon * r_mbps.max(1e-9));
+        let dir = gamma.signum();
+        if dir != 0.0 && dir == self.last_dir {
+            self.amplifier += 1.0;
+        } else {
+            self.amplifier = 1.0;
+        }
+        self.last_dir = dir;
+        let mut delta = self.amplifier * self.p.theta0 * gamma; // Mbit/s
+        let omega = self.p.omega0 + self.bound_hits as f64 * self.p.omega_step;
+        let bound = omega * r_mbps;
+        if delta.abs() > bound {
+            delta = bound * dir;
+            self.bound_hits += 1;
+        } else {
+            self.bound_hits = 0;
+        }
+        let new_mbps = r_mbps + delta;
+        self.rate = (new_mbps * 1e6 / (self.mss as f64 * 8.0)).max(MIN_RATE_PPS);
+    }
+
+    fn apply(&self, tp: &mut TcpState, mi_rate: f64) {
+        // The cap uses the minimum RTT, so a queue does not raise it.
+        let rtt = if tp.min_rtt != Time::MAX { tp.min_rtt } else { INITIAL_RTT };
+        tp.pacing_rate = ((mi_rate * tp.mss as f64) as u64).max(1);
+        let cwnd = (CWND_RATE_RTTS * mi_rate * rtt as f64 / NS_PER_SEC as f64).ceil() as u64;
+        tp.cwnd = (cwnd.min(u32::MAX as u64) as u32).max(MIN_CWND).min(tp.cwnd_clamp);
+    }
+}
+
+impl CongestionControl for Vivace {
+    fn name(&self) -> &'static str {
+        "vivace"
+    }
+
+    fn init(&mut self, tp: &mut TcpState) {
+        *self = Self::new(self.p.clone());
+        self.mss = tp.mss;
+        self.rate = (tp.cwnd as f64 * NS_PER_SEC as f64 / INITIAL_RTT as f64).max(MIN_RATE_PPS);
+        let mi = Mi::new(Purpose::Start, tp.now, INITIAL_RTT, self.rate);
+        self.apply(tp, mi.rate);
+        self.mis.push_back(mi);
+    }
+
+    fn ssthresh(&mut self, tp: &mut TcpState) -> u32 {
+        tp.ssthresh
+    }
+
+    fn has_cong_control(&self) -> bool {
+        true
+    }
+
+    fn cong_control(&mut self, tp: &mut TcpState, sample: &AckSample) {
+        let now = tp.now;
+        // Attribute the feedback to the MI in which the acknowledged packet was sent.
+        let sent = sample.rtt.map(|r| now.saturating_sub(r));
+        if let Some(s) = sent {
+            if let Some(mi) = self.mis.iter_mut().rev().find(|m| m.start <= s) {
+                mi.delivered += sample.acked_sacked as u64;
+                mi.lost += sample.rs.losses as u64;
+                mi.add_rtt(s, sample.rtt.unwrap_or(0));
+            }
+        } else if let Some(mi) = self.mis.front_mut() {
+            // No RTT (retransmission acked): count toward the oldest open MI.
+            mi.delivered += sample.acked_sacked as u64;
+            mi.lost += sample.rs.losses as u64;
+        }
+        // Score every MI a later packet has been acknowledged for.
+        while self.mis.len() > 1 && sent.is_some_and(|s| s >= self.mis[0].end) {
+            let mi = self.mis.pop_front().expect("len > 1");
+            self.on_result(&mi);
+        }
+        // Start the next MI when the current one's sending time is over.
+        let mi_rate = match self.mis.back() {
+            Some(cur) if now < cur.end => cur.rate,
+            _ => {
+                let len = if tp.srtt > 0 { tp.srtt.max(MIN_MI) } else { INITIAL_RTT };
+                let (purpose, rate) = self.next_mi(tp);
+                self.mis.push_back(Mi::new(purpose, now, len, rate));
+                rate
+            }
+        };
+        self.apply(tp, mi_rate);
+    }
+
+    fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
+        tp.cwnd
+    }
+
+    fn metrics(&self, _tp: &TcpState) -> CcMetrics {
+        let state = match self.phase {
+            Phase::Starting { .. } => "starting",
+            Phase::Learning { .. } => "learning",
+        };
+        CcMetrics { state, bw_bps: Some(self.rate_bps()), ..Default::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utility_rewards_rate_and_penalizes_latency_growth_and_loss() {
+        // x = 10 Mbit/s (863.3 pkt/s of 1448 B): 10^0.9 = 7.943. With a rising RTT
+        // (slope 0.05 s/s) the latency term is 900·10·0.05 = 450; 5% loss costs
+        // 11.35·10·0.05 = 5.675. A slope below the 0.02 filter counts as 0.
+        let v = Vivace::new(Params::default());
+        let pps = 10e6 / (1448.0 * 8.0);
+        let mut mi = Mi::new(Purpose::TestUp, 0, ms(100), pps);
+        mi.delivered = 100;
+        assert!((v.utility(&mi) - 10f64.powf(0.9)).abs() < 1e-9);
+        let mut flat = mi.clone();
+        for i in 0..10u64 {
+            mi.add_rtt(ms(10 * i), ms(50) + ms(i) / 2); // +0.5 ms per 10 ms: slope 0.05
+            flat.add_rtt(ms(10 * i), ms(50) + ms(i) / 10); // slope 0.01 < filter
+        }
+        assert!((mi.rtt_gradient() - 0.05).abs() < 1e-9);
+        assert!((v.utility(&mi) - (10f64.powf(0.9) - 450.0)).abs() < 1e-6);
+        assert!((v.utility(&flat) - 10f64.powf(0.9)).abs() < 1e-9);
+        let mut lossy = Mi::new(Purpose::TestUp, 0, ms(100), pps);
+        lossy.delivered = 95;
+        lossy.lost = 5;
+        assert!((v.utility(&lossy) - (10f64.powf(0.9) - 5.675)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn step_follows_the_utility_gradient_within_the_boundary() {
+        // r = 100 Mbit/s, u₊ − u₋ = 2: γ = 2/(2·0.05·100) = 0.2 → Δr = 0.2 Mbit/s
+        // (m = 1, within ω₀·r = 5 Mbit/s). Repeated in the same direction, the
+        // amplifier grows: the second step is 2·0.2 = 0.4.
+        let mut v = Vivace::new(Params::default());
+        let to_pps = |mbps: f64| mbps * 1e6 / (1448.0 * 8.0);
+        v.rate = to_pps(100.0);
+        v.step(1.0, -1.0);
+        assert!((v.mbps(v.rate) - 100.2).abs() < 1e-9, "{}", v.mbps(v.rate));
+        v.step(1.0, -1.0);
+        let g2 = 2.0 / (2.0 * 0.05 * 100.2);
+        assert!((v.mbps(v.rate) - (100.2 + 2.0 * g2)).abs() < 1e-9);
+        // A huge gradient is clipped to ω₀·r = 5% of the rate, then the bound widens.
+        v.rate = to_pps(100.0);
+        v.amplifier = 1.0;
+        v.last_dir = 0.0;
+        v.step(1000.0, 0.0);
+        assert!((v.mbps(v.rate) - 105.0).abs() < 1e-9);
+        v.step(1000.0, 0.0);
+        assert!((v.mbps(v.rate) - 105.0 * 1.15).abs() < 1e-9, "ω = 0.05 + 0.1 after one bounded step");
+    }
+}

@@ -1,0 +1,44 @@
+//! A FIFO of packets with their enqueue times and byte count: the building block of
+//! every qdisc here (sojourn times need the enqueue time; Linux keeps it in the skb).
+
+use std::collections::VecDeque;
+
+use crate::net::Packet;
+use crate::units::Time;
+
+/// A packet inside a qdisc, with the time it was enqueued.
+#[derive(Debug, Clone, Copy)]
+pub struct Queued {
+    pub packet: Packet,
+    pub enqueued_at: Time,
+}
+
+#[derive(Debug, Default)]
+pub struct TimedFifo {
+    q: VecDeque<Queued>,
+    bytes: u64,
+}
+
+impl TimedFifo {
+    pub fn push(&mut self, packet: Packet, now: Time) {
+        self.bytes += packet.wire_bytes as u64;
+        self.q.push_back(Queued { packet, enqueued_at: now });
+    }
+    pub fn pop(&mut self) -> Option<Queued> {
+        let q = self.q.pop_front()?;
+        self.bytes -= q.packet.wire_bytes as u64;
+        Some(q)
+    }
+    pub fn front(&self) -> Option<&Queued> {
+        self.q.front()
+    }
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}

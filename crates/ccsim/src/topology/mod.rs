@@ -1,0 +1,59 @@
+//! Topology building: turns the configured topology into the [`Network`] the event
+//! loop runs — links, a route table, and each flow's forward (data) and reverse (ACK)
+//! route. The event loop knows only links and routes; everything about dumbbells,
+//! access links and how RTTs are split over hops lives in the builders here.
+//!
+//! One file per builder ([`dumbbell`]) plus [`routing`] (the route table).
+
+pub mod dumbbell;
+pub mod routing;
+
+pub use routing::{RouteId, RouteTable};
+
+use crate::config::{ExperimentConfig, LinkConfig, TopologyConfig};
+use crate::net::Link;
+use crate::qdisc::Queue;
+use crate::sim::{rng::Component, stream};
+use crate::units::Time;
+
+/// Where a flow's packets go and what its table rows say about its path.
+#[derive(Debug, Clone)]
+pub struct FlowPath {
+    /// Route of the flow's data packets (sender to receiver).
+    pub fwd_route: RouteId,
+    /// Route of its ACKs (receiver to sender).
+    pub rev_route: RouteId,
+    /// Index into [`Network::sender_names`] of the flow's sending host.
+    pub sender: usize,
+    /// Base (propagation-only) round-trip time of the flow's path.
+    pub base_rtt_ns: Time,
+}
+
+/// A built network: what the event loop runs.
+#[derive(Debug)]
+pub struct Network {
+    /// Every unidirectional link; a [`crate::net::LinkId`] indexes this.
+    pub links: Vec<Link>,
+    pub routes: RouteTable,
+    /// One entry per configured flow, in flow order.
+    pub paths: Vec<FlowPath>,
+    /// Names of the sending hosts, for the flows table.
+    pub sender_names: Vec<String>,
+}
+
+/// Build the network of `cfg` (the configuration has been validated).
+pub fn build(cfg: &ExperimentConfig) -> Result<Network, String> {
+    match &cfg.topology {
+        TopologyConfig::Dumbbell(d) => dumbbell::build(cfg.seed, d, &cfg.flows),
+    }
+}
+
+/// Link `index` of a network, built from its configuration: its loss process and its
+/// qdisc each draw from their own stream (`LinkLoss`, `Qdisc`) of that index.
+pub fn link_from_config(seed: u64, index: usize, name: String, c: &LinkConfig) -> Link {
+    let queue = Queue::from_config(&c.qdisc, stream(seed, Component::Qdisc, index as u64));
+    let mut link = Link::new(name, c.rate_bps, c.delay_ns, c.loss_config(), queue, stream(seed, Component::LinkLoss, index as u64));
+    link.rate_schedule = c.rate_schedule.clone();
+    link.limit_includes_head = c.limit_includes_head;
+    link
+}

@@ -1,0 +1,380 @@
+"""The namespaces, links and queues of one kernel run, and their removal.
+
+Topology (``P`` = ``ccbl-<run id>-``)::
+
+    P s<i> eth0 ──veth── a<i> P r b0 ──veth── eth0 P d          (data: sender → receiver)
+    P s<i> eth1 ◀─veth── out P l<i> in ◀─veth── dl<i> P r       (ACKs, only with a delay line)
+
+``r`` routes between the senders and the receiver ``d``; the bottleneck is ``r``'s
+egress ``b0`` (tbf for the rate, a pfifo/bfifo child for the queue). When a sender's
+RTT needs added delay and the kernel has no netem, ``r`` routes that sender's ACKs
+through namespace ``l<i>``, where the userspace delay line
+(:mod:`ccbench.backends.linux.delayline`) holds each frame for the delay and passes it
+to the sender's second interface. Addresses are 10.201.<i>.0/24 (senders),
+10.202.0.0/24 (receiver) and 10.203.<i>.0/24 (delay links), all inside the run's own
+namespaces, which are connected to nothing else.
+
+Every namespace of a run is listed in a state file (``/run/ccbench-linux/<id>.json``)
+with the owner's pid before it is created, so ``ccbench linux cleanup`` can tell a
+live run from a crashed one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .plan import ETHERNET_HEADER, LinuxPlan, SenderPlan
+from .system import NAMESPACE_PREFIX, CommandError, cmd, in_ns
+
+__all__ = ["STATE_DIR", "Topology", "cleanup_leftovers", "list_our_namespaces", "new_run_id"]
+
+STATE_DIR = Path(os.environ.get("CCBENCH_LINUX_STATE_DIR", "/run/ccbench-linux"))
+RECEIVER_ADDR = "10.202.0.2"
+BOTTLENECK_HANDLE = "10:"
+ACCESS_HANDLE = "20:"
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:8]
+
+
+def sender_addr(i: int) -> str:
+    return f"10.201.{i}.1"
+
+
+def mac(kind: int, i: int, side: int) -> str:
+    """Locally administered, unique within a run: 02:cc:<kind>:<i hi>:<i lo>:<side>."""
+    return f"02:cc:{kind:02x}:{(i >> 8) & 0xFF:02x}:{i & 0xFF:02x}:{side:02x}"
+
+
+def _proc_start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22: starttime
+
+
+def list_our_namespaces() -> list[str]:
+    """Every network namespace whose name has our prefix."""
+    out = cmd(["ip", "netns", "list"], check=False).stdout
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    return sorted(n for n in names if n.startswith(NAMESPACE_PREFIX))
+
+
+def _kill_namespace_processes(ns: str) -> list[int]:
+    pids = [int(p) for p in cmd(["ip", "netns", "pids", ns], check=False).stdout.split() if p.isdigit()]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+                alive.append(pid)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            break
+        time.sleep(0.3)
+        pids = [p for p in alive if Path(f"/proc/{p}").exists()]
+    return pids
+
+
+def _delete_namespace(ns: str) -> None:
+    _kill_namespace_processes(ns)
+    cmd(["ip", "netns", "del", ns], check=False)
+
+
+def _owner_alive(state: dict[str, Any]) -> bool:
+    pid = int(state.get("pid", -1))
+    return pid > 0 and _proc_start_time(pid) == state.get("pid_start")
+
+
+def cleanup_leftovers(*, dry_run: bool = False) -> dict[str, list[str]]:
+    """Remove the namespaces (with their interfaces and processes) and state files of
+    runs whose owner is gone. Namespaces of a live run are left alone. Returns
+    ``{"removed": [...], "kept": [...]}``."""
+    live: set[str] = set()
+    dead_states: list[Path] = []
+    if STATE_DIR.is_dir():
+        for path in sorted(STATE_DIR.glob("*.json")):
+            try:
+                state = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                dead_states.append(path)
+                continue
+            if _owner_alive(state):
+                live.update(state.get("namespaces", []))
+            else:
+                dead_states.append(path)
+    removed, kept = [], []
+    for ns in list_our_namespaces():
+        if ns in live or _probe_alive(ns):
+            kept.append(ns)
+            continue
+        removed.append(ns)
+        if not dry_run:
+            _delete_namespace(ns)
+    if not dry_run:
+        for path in dead_states:
+            path.unlink(missing_ok=True)
+    return {"removed": removed, "kept": kept}
+
+
+def _probe_alive(ns: str) -> bool:
+    """A capability-probe namespace (``ccbl-probe-<pid>-<hex>``) of a live process."""
+    parts = ns.removeprefix(NAMESPACE_PREFIX).split("-")
+    if len(parts) == 3 and parts[0] == "probe" and parts[1].isdigit():
+        return Path(f"/proc/{parts[1]}").exists()
+    return False
+
+
+@dataclass
+class Topology:
+    """Builds the run's namespaces from a :class:`LinuxPlan` and removes them."""
+
+    plan: LinuxPlan
+    run_id: str = field(default_factory=new_run_id)
+    created: list[str] = field(default_factory=list)
+    offload_report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        return f"{NAMESPACE_PREFIX}{self.run_id}-"
+
+    @property
+    def router(self) -> str:
+        return self.prefix + "r"
+
+    @property
+    def receiver(self) -> str:
+        return self.prefix + "d"
+
+    def sender_ns(self, i: int) -> str:
+        return self.prefix + f"s{i}"
+
+    def delay_ns(self, i: int) -> str:
+        return self.prefix + f"l{i}"
+
+    def delayed_senders(self) -> list[SenderPlan]:
+        return [s for s in self.plan.senders if s.needs_delay] if self.plan.delay_method != "none" else []
+
+    def namespaces(self) -> list[str]:
+        names = [self.router, self.receiver, *(self.sender_ns(s.index) for s in self.plan.senders)]
+        if self.plan.delay_method == "delayline":
+            names += [self.delay_ns(s.index) for s in self.delayed_senders()]
+        return names
+
+    # ---- state file
+
+    def _state_path(self) -> Path:
+        return STATE_DIR / f"{self.run_id}.json"
+
+    def _write_state(self) -> None:
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        state = {
+            "pid": os.getpid(),
+            "pid_start": _proc_start_time(os.getpid()),
+            "namespaces": self.namespaces(),
+            "created_at": time.time(),
+        }
+        tmp = self._state_path().with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        os.replace(tmp, self._state_path())
+
+    # ---- building
+
+    def _veth(
+        self,
+        ns_a: str,
+        dev_a: str,
+        mac_a: str,
+        ns_b: str,
+        dev_b: str,
+        mac_b: str,
+        *,
+        host_a: dict[str, int] | None = None,
+        host_b: dict[str, int] | None = None,
+    ) -> None:
+        cmd(["ip", "link", "add", dev_a, "netns", ns_a, "address", mac_a, "type", "veth",
+             "peer", "name", dev_b, "netns", ns_b, "address", mac_b])  # fmt: skip
+        for ns, dev, host in ((ns_a, dev_a, host_a), (ns_b, dev_b, host_b)):
+            cmd(["ip", "-n", ns, "link", "set", "dev", dev, "mtu", str(self.plan.mtu)])
+            self._offloads(ns, dev, host or {})
+            cmd(["ip", "-n", ns, "link", "set", "dev", dev, "up"])
+
+    def _offloads(self, ns: str, dev: str, host: dict[str, int]) -> None:
+        """``offloads = "host"``: segmentation in software (TSO and GSO off), so the wire
+        carries single packets as the simulator's links do, while the sizes of the skbs
+        TCP builds follow the spec's host: ``gso_max_segs``/``gso_max_size`` on a
+        sender's device (TCP builds GSO skbs even with device GSO off; 1 = one packet per
+        send). GRO stays on everywhere -- veth reorders packets at high rates with GRO off
+        -- with ``gro_max_size`` of one packet (no merging) except on the receiver's
+        device, which gets the host's. ``host`` holds this device's overrides."""
+        if self.plan.offloads == "host":
+            segs = host.get("gso_max_segs", 1)
+            size = host.get("gso_max_size", 65536)
+            gro = host.get("gro_max_size", self.plan.mtu)
+            cmd(in_ns(ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "on"))
+            cmd(["ip", "-n", ns, "link", "set", "dev", dev, "gso_max_segs", str(segs), "gso_max_size", str(size),
+                 "gro_max_size", str(gro)])  # fmt: skip
+        features = cmd(in_ns(ns, "ethtool", "-k", dev), check=False).stdout
+        wanted = ("tcp-segmentation-offload", "generic-segmentation-offload", "generic-receive-offload",
+                  "tx-checksumming")  # fmt: skip
+        report = {
+            line.split(":")[0].strip(): line.split(":")[1].strip()
+            for line in features.splitlines()
+            if line.split(":")[0].strip() in wanted
+        }
+        link = cmd(["ip", "-n", ns, "-d", "-j", "link", "show", "dev", dev], check=False).stdout
+        try:
+            info = json.loads(link)[0]
+            for key in ("gso_max_segs", "gso_max_size", "gro_max_size", "mtu"):
+                if key in info:
+                    report[key] = info[key]
+        except (json.JSONDecodeError, IndexError, KeyError):
+            pass
+        self.offload_report[f"{ns.removeprefix(self.prefix)}/{dev}"] = report
+
+    def build(self) -> None:
+        """Create everything. On any failure the caller must call :meth:`teardown`."""
+        self._write_state()
+        p = self.plan
+        for ns in self.namespaces():
+            cmd(["ip", "netns", "add", ns])
+            self.created.append(ns)
+            cmd(["ip", "-n", ns, "link", "set", "dev", "lo", "up"])
+            # no IPv6 chatter (router solicitations, neighbour discovery) on our links
+            cmd(in_ns(ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
+                      "net.ipv6.conf.default.disable_ipv6=1"))  # fmt: skip
+        r, d = self.router, self.receiver
+        cmd(in_ns(r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+                  "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
+        # receive/send buffers large enough never to limit a flow, as the simulator's default rwnd
+        buffers = ("net.ipv4.tcp_rmem=4096 131072 67108864", "net.ipv4.tcp_wmem=4096 16384 67108864",
+                   "net.ipv4.tcp_no_metrics_save=1")  # fmt: skip
+        cmd(in_ns(d, "sysctl", "-q", "-w", *buffers))
+        self._veth(r, "b0", mac(1, 0, 1), d, "eth0", mac(1, 0, 2), host_b={"gro_max_size": p.receiver_gro_max_size})
+        cmd(["ip", "-n", r, "addr", "add", "10.202.0.1/24", "dev", "b0"])
+        cmd(["ip", "-n", d, "addr", "add", f"{RECEIVER_ADDR}/24", "dev", "eth0"])
+        for s in p.senders:
+            i, sn = s.index, self.sender_ns(s.index)
+            cmd(in_ns(sn, "sysctl", "-q", "-w", *buffers, f"net.ipv4.tcp_ecn={1 if s.ecn else 0}",
+                      "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
+            sender_host = {"gso_max_segs": s.gso_max_segs, "gso_max_size": s.gso_max_size}
+            self._veth(sn, "eth0", mac(2, i, 1), r, f"a{i}", mac(2, i, 2), host_a=sender_host)
+            cmd(["ip", "-n", sn, "addr", "add", f"{sender_addr(i)}/24", "dev", "eth0"])
+            cmd(["ip", "-n", r, "addr", "add", f"10.201.{i}.254/24", "dev", f"a{i}"])
+            route = ["ip", "-n", sn, "route", "add", "default", "via", f"10.201.{i}.254", "dev", "eth0",
+                     "initcwnd", str(s.initial_cwnd)]  # fmt: skip
+            if s.rto_min_ns != 200_000_000:
+                route += ["rto_min", f"{s.rto_min_ns // 1000}us"]
+            cmd(route)
+            back = ["ip", "-n", d, "route", "add", f"10.201.{i}.0/24", "via", "10.202.0.1", "dev", "eth0"]
+            if s.quickack:
+                back += ["quickack", "1"]
+            cmd(back)
+            if s.access_rate_bps is not None:
+                self._shape(sn, "eth0", s.access_rate_bps, "pfifo", s.access_queue_pkts or 1000, ACCESS_HANDLE)
+        for s in self.delayed_senders():
+            if p.delay_method == "delayline":
+                self._delay_link(s)
+        self._shape(r, "b0", p.rate_bps, p.qdisc, p.limit, BOTTLENECK_HANDLE)
+
+    def _delay_link(self, s: SenderPlan) -> None:
+        i, sn, ln, r = s.index, self.sender_ns(s.index), self.delay_ns(s.index), self.router
+        self._veth(r, f"dl{i}", mac(3, i, 1), ln, "in", mac(3, i, 2))
+        self._veth(ln, "out", mac(3, i, 3), sn, "eth1", mac(3, i, 4))
+        # checksums are computed before the frame leaves the router, so the delay line
+        # can pass the bytes on as they are
+        cmd(in_ns(r, "ethtool", "-K", f"dl{i}", "tx", "off"))
+        cmd(["ip", "-n", r, "addr", "add", f"10.203.{i}.1/24", "dev", f"dl{i}"])
+        cmd(["ip", "-n", r, "neigh", "replace", f"10.203.{i}.2", "lladdr", mac(3, i, 2), "dev", f"dl{i}",
+             "nud", "permanent"])  # fmt: skip
+        cmd(["ip", "-n", r, "route", "replace", f"{sender_addr(i)}/32", "via", f"10.203.{i}.2", "dev", f"dl{i}"])
+        cmd(in_ns(sn, "sysctl", "-q", "-w", "net.ipv4.conf.eth1.rp_filter=0"))
+
+    def delay_line_args(self, s: SenderPlan, delay_ns: int) -> dict[str, Any]:
+        i = s.index
+        return {"ns": self.delay_ns(i), "src_dev": "in", "dst_dev": "out", "delay_ns": delay_ns,
+                "dst_mac": mac(3, i, 4), "src_mac": mac(3, i, 3)}  # fmt: skip
+
+    def netem_delay(self, s: SenderPlan, delay_ns: int) -> None:
+        """Delay the ACKs toward sender ``s`` with netem on the router (kernels that have it)."""
+        cmd(["tc", "-n", self.router, "qdisc", "replace", "dev", f"a{s.index}", "root", "netem", "delay",
+             f"{delay_ns // 1000}us", "limit", "100000"])  # fmt: skip
+
+    def _shape(self, ns: str, dev: str, rate_bps: int, qdisc: str, limit: int, handle: str) -> None:
+        # The size table takes the Ethernet header off every packet, so that the rate and
+        # a bfifo's byte limit count IP packets (MSS + 52 bytes), as the simulator does.
+        cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "stab", "overhead",
+             str(-ETHERNET_HEADER), "tbf", "rate", f"{rate_bps}bit", "burst", str(self.plan.tbf_burst_bytes),
+             "limit", "100000000"])  # fmt: skip
+        self._set_child(ns, dev, qdisc, limit, handle, "add")
+
+    def _set_child(self, ns: str, dev: str, qdisc: str, limit: int, handle: str, verb: str) -> None:
+        cmd(["tc", "-n", ns, "qdisc", verb, "dev", dev, "parent", "1:1", "handle", handle, qdisc, "limit", str(limit)])
+
+    def change_rate(self, rate_bps: int) -> None:
+        """A ``rate_schedule`` step. Changing tbf resets a fifo child's limit to tbf's
+        own, so the child's limit is set again at once."""
+        r = self.router
+        cmd(["tc", "-n", r, "qdisc", "change", "dev", "b0", "root", "handle", "1:", "stab", "overhead",
+             str(-ETHERNET_HEADER), "tbf", "rate", f"{rate_bps}bit", "burst", str(self.plan.tbf_burst_bytes),
+             "limit", "100000000"])  # fmt: skip
+        self._set_child(r, "b0", self.plan.qdisc, self.plan.limit, BOTTLENECK_HANDLE, "change")
+
+    def qdisc_report(self) -> dict[str, Any]:
+        out = {}
+        for ns, dev in [(self.router, "b0"), *((self.sender_ns(s.index), "eth0") for s in self.plan.senders)]:
+            text = cmd(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev], check=False).stdout
+            try:
+                out[f"{ns.removeprefix(self.prefix)}/{dev}"] = json.loads(text)
+            except json.JSONDecodeError:
+                out[f"{ns.removeprefix(self.prefix)}/{dev}"] = text
+        return out
+
+    def ping(self, sender: int, count: int = 20) -> dict[str, float]:
+        """RTT of the idle path from sender ``sender`` to the receiver, in ns."""
+        proc = cmd(in_ns(self.sender_ns(sender), "ping", "-q", "-n", "-c", str(count), "-i", "0.01", "-W", "1",
+                         RECEIVER_ADDR), check=False)  # fmt: skip
+        for line in proc.stdout.splitlines():
+            if line.startswith("rtt") or line.startswith("round-trip"):
+                mn, avg, mx = (float(x) for x in line.split("=")[1].split()[0].split("/")[:3])
+                return {"min_ns": mn * 1e6, "avg_ns": avg * 1e6, "max_ns": mx * 1e6}
+        raise CommandError(proc.args, proc.returncode, proc.stderr or proc.stdout)
+
+    # ---- removal
+
+    def teardown(self) -> list[str]:
+        """Kill every process in our namespaces and delete them; return any that remain."""
+        for ns in reversed(self.created):
+            _delete_namespace(ns)
+        left = [ns for ns in self.created if ns in list_our_namespaces()]
+        if not left:
+            self._state_path().unlink(missing_ok=True)
+        self.created = left
+        return left
+
+
+def popen_in_ns(ns: str, argv: Sequence[str], *, stdout: Any, stderr: Any = subprocess.DEVNULL,
+                env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:  # fmt: skip
+    """Start a long-running tool inside ``ns``. ``setpriv --pdeathsig KILL`` makes the
+    kernel kill it if this process dies (even by SIGKILL); its own session keeps a
+    terminal's Ctrl-C from reaching it before we stop it in order."""
+    return subprocess.Popen(
+        ["setpriv", "--pdeathsig", "KILL", "--", *in_ns(ns, *argv)],
+        stdout=stdout,
+        stderr=stderr,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )

@@ -1,0 +1,322 @@
+"""From a spec to what the kernel run will build, and every reason it cannot.
+
+:func:`make_plan` is pure (no system calls): given the spec and what the kernel
+offers (:class:`~ccbench.backends.linux.system.KernelInfo`), it returns a
+:class:`LinuxPlan` or raises :class:`~ccbench.backends.BackendError` listing every
+missing thing at once, so a spec fails before anything is created.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...engine import HEADER_BYTES
+from ...units import format_duration
+from .. import BackendError
+from .system import KernelInfo
+
+if TYPE_CHECKING:
+    from ...spec import Experiment
+
+__all__ = [
+    "FlowPlan",
+    "KERNEL_CCA",
+    "LinuxPlan",
+    "NATURAL_RTT_NS",
+    "SenderPlan",
+    "make_plan",
+]
+
+#: ccbench CCA name -> the kernel's name, where they differ.
+KERNEL_CCA = {"bbr1": "bbr"}
+#: A sender RTT at or below this is left to the veth path (~50 µs here): no delay is
+#: added, and the manifest records the measured idle RTT.
+NATURAL_RTT_NS = 200_000
+#: One iperf3 client and server per flow: more would swamp the two cores.
+MAX_FLOWS = 64
+#: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
+TBF_BURST_PACKETS = 2
+#: Sampling finer than this costs more than the ``ss``/``tc`` calls can keep up with.
+MIN_SAMPLE_INTERVAL_NS = 20_000_000
+#: Used when the spec disables sampling (0): the window accounting needs samples.
+FALLBACK_SAMPLE_INTERVAL_NS = 100_000_000
+LINUX_DEFAULT_RTO_MIN_NS = 200_000_000
+SERVER_PORT_BASE = 5201
+CLIENT_PORT_BASE = 40001
+#: Ethernet header bytes on a veth frame; the bottleneck's size table subtracts them so
+#: that the rate and byte limits count IP packets, as the simulator does.
+ETHERNET_HEADER = 14
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    flow_id: int
+    sender: int
+    sender_name: str
+    group: str
+    cca: str
+    kernel_cca: str
+    start_ns: int
+    stop_ns: int | None
+    size_bytes: int | None
+    mss: int
+    rwnd_bytes: int | None
+    server_port: int
+    client_port: int
+
+    @property
+    def iperf_seconds(self) -> int | None:
+        """``iperf3 -t`` for a flow with a stop time (whole seconds)."""
+        return None if self.stop_ns is None else (self.stop_ns - self.start_ns) // 1_000_000_000
+
+
+@dataclass(frozen=True)
+class SenderPlan:
+    index: int
+    name: str
+    rtt_ns: int
+    access_rate_bps: int | None
+    access_queue_pkts: int | None
+    initial_cwnd: int
+    quickack: bool
+    rto_min_ns: int
+    ecn: bool
+    gso_max_segs: int
+    gso_max_size: int
+    delay_path: str
+
+    @property
+    def needs_delay(self) -> bool:
+        return self.rtt_ns > NATURAL_RTT_NS
+
+
+@dataclass(frozen=True)
+class LinuxPlan:
+    duration_ns: int
+    warmup_ns: int
+    sample_interval_ns: int
+    rate_bps: int
+    rate_schedule: tuple[tuple[int, int], ...]
+    qdisc: str  # "pfifo" | "bfifo"
+    limit: int  # packets for pfifo, bytes for bfifo
+    mtu: int
+    tbf_burst_bytes: int
+    offloads: str  # "host" | "kernel"
+    receiver_gro_max_size: int
+    delay_method: str  # "none" | "delayline" | "netem"
+    senders: tuple[SenderPlan, ...]
+    flows: tuple[FlowPlan, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """For the manifest."""
+        return {
+            "duration_ns": self.duration_ns,
+            "warmup_ns": self.warmup_ns,
+            "sample_interval_ns": self.sample_interval_ns,
+            "bottleneck": {
+                "rate_bps": self.rate_bps,
+                "rate_schedule": [list(c) for c in self.rate_schedule],
+                "shaper": "tbf",
+                "tbf_burst_bytes": self.tbf_burst_bytes,
+                "size_table_overhead_bytes": -ETHERNET_HEADER,
+                "qdisc": self.qdisc,
+                "limit": self.limit,
+                "limit_unit": "packets" if self.qdisc == "pfifo" else "bytes",
+            },
+            "mtu": self.mtu,
+            "offloads": self.offloads,
+            "receiver_gro_max_size": self.receiver_gro_max_size,
+            "delay_method": self.delay_method,
+            "senders": [s.__dict__ for s in self.senders],
+            "flows": [f.__dict__ for f in self.flows],
+        }
+
+
+def _linux_options(exp: Experiment) -> tuple[str, str]:
+    opts = getattr(exp, "linux", None)
+    offloads = getattr(opts, "offloads", "host") if opts is not None else "host"
+    delay = getattr(opts, "delay", "auto") if opts is not None else "auto"
+    return str(offloads), str(delay)
+
+
+def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
+    """The kernel run for ``exp``; :class:`BackendError` lists every problem."""
+    problems: list[str] = []
+
+    def lacks_qdisc(kind: str) -> bool:
+        return kernel.has_qdisc(kind) is False
+
+    e, b = exp.experiment, exp.bottleneck
+    buf = exp.buffer()
+    offloads, delay_opt = _linux_options(exp)
+    # --- the bottleneck
+    for kind in ("tbf",):
+        if lacks_qdisc(kind):
+            problems.append(f"shaping the bottleneck needs the {kind} qdisc, which this kernel does not provide")
+    if buf.qdisc not in ("pfifo", "bfifo"):
+        if lacks_qdisc(buf.qdisc):
+            problems.append(
+                f"bottleneck.qdisc = {buf.qdisc!r} needs the {buf.qdisc} qdisc, which this kernel does not provide"
+            )
+        else:
+            problems.append(
+                f"bottleneck.qdisc = {buf.qdisc!r} is not supported by the linux backend yet (pfifo, bfifo)"
+            )
+    elif lacks_qdisc(buf.qdisc):
+        problems.append(
+            f"bottleneck.qdisc = {buf.qdisc!r} needs the {buf.qdisc} qdisc, which this kernel does not provide"
+        )
+    if b.loss != 0.0:
+        loss = f"{b.loss:g}" if isinstance(b.loss, float) else "gilbert_elliott"
+        problems.append(
+            f"bottleneck.loss = {loss} (random loss) needs the netem qdisc, which "
+            + ("this kernel does not provide" if lacks_qdisc("netem") else "the linux backend does not drive yet")
+        )
+    # --- delay emulation
+    needs_delay = any(s.rtt > NATURAL_RTT_NS for s in exp.senders)
+    if delay_opt == "netem" and lacks_qdisc("netem"):
+        problems.append(
+            "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
+        )
+    if not needs_delay:
+        delay_method = "none"
+    elif delay_opt == "auto":
+        delay_method = "netem" if kernel.has_qdisc("netem") else "delayline"
+    else:
+        delay_method = delay_opt
+    # --- sampling and size
+    interval = e.sample_interval or FALLBACK_SAMPLE_INTERVAL_NS
+    if interval < MIN_SAMPLE_INTERVAL_NS:
+        problems.append(
+            f"experiment.sample_interval = {format_duration(e.sample_interval)!r} is too fine for sampling the "
+            f"kernel with ss and tc; use at least {format_duration(MIN_SAMPLE_INTERVAL_NS)}"
+        )
+    n_flows = sum(f.count for f in exp.flows)
+    if n_flows > MAX_FLOWS:
+        problems.append(f"{n_flows} flows: the linux backend runs one iperf3 pair per flow, at most {MAX_FLOWS}")
+    # --- flows
+    rng = random.Random(e.seed)
+    max_mss = max(f.mss for f in exp.flows)
+    per_sender: dict[int, dict[str, set[Any]]] = {}
+    flows: list[FlowPlan] = []
+    for i, f in enumerate(exp.flows):
+        path = f"flows[{i}]"
+        kcca = KERNEL_CCA.get(f.cca, f.cca)
+        if kcca not in kernel.ccas:
+            problems.append(
+                f"{path}.cca = {f.cca!r} needs the kernel CCA {kcca!r}, which this kernel does not provide "
+                f"(it has: {', '.join(kernel.ccas) or 'none'})"
+            )
+        if f.params:
+            problems.append(
+                f"{path}.params: CCA parameters cannot be set per flow in the kernel (module parameters are global); "
+                "remove them for the linux backend"
+            )
+        if f.pacing and kcca != "bbr":
+            problems.append(
+                f"{path}.pacing = true for {f.cca!r} needs the fq qdisc on the sender, which the linux backend does not "
+                "set up"
+            )
+        if f.stop is not None and (f.stop - f.start) % 1_000_000_000:
+            problems.append(
+                f"{path}.stop: iperf3 runs whole seconds, so stop - start must be a whole number of seconds "
+                f"(it is {format_duration(f.stop - f.start)})"
+            )
+        sender = exp.sender_index(f)
+        attrs = per_sender.setdefault(
+            sender, {"initial_cwnd": set(), "delayed_ack": set(), "min_rto": set(), "ecn": set()}
+        )
+        attrs["initial_cwnd"].add(f.initial_cwnd)
+        attrs["delayed_ack"].add(f.delayed_ack)
+        attrs["min_rto"].add(f.min_rto)
+        attrs["ecn"].add(f.ecn)
+        size = None
+        if f.size is not None:
+            size = int(f.size.value) * (f.mss if f.size.kind == "packets" else 1)
+        rwnd = None
+        if f.rwnd is not None:
+            rwnd = int(f.rwnd.value) * (f.mss if f.rwnd.kind == "packets" else 1)
+        for _ in range(f.count):
+            fid = len(flows)
+            jitter = int(rng.random() * f.start_jitter) if f.start_jitter else 0
+            flows.append(
+                FlowPlan(
+                    flow_id=fid,
+                    sender=sender,
+                    sender_name=exp.senders[sender].name,
+                    group=f.name or f.cca,
+                    cca=f.cca,
+                    kernel_cca=kcca,
+                    start_ns=f.start + jitter,
+                    stop_ns=None if f.stop is None else f.stop + jitter,
+                    size_bytes=size,
+                    mss=f.mss,
+                    rwnd_bytes=rwnd,
+                    server_port=SERVER_PORT_BASE + fid,
+                    client_port=CLIENT_PORT_BASE + fid,
+                )
+            )
+    hosts: dict[str, dict[str, Any]] = exp.derived().get("hosts", {})
+    gro_sizes = {int(hosts.get(s.name, {}).get("gro_max_size", 65536)) for s in exp.senders}
+    if offloads == "host" and len(gro_sizes) > 1:
+        problems.append(
+            f"the senders' hosts differ in gro_max_size ({', '.join(map(str, sorted(gro_sizes)))}); the kernel run "
+            "has one receiving device, so they must agree"
+        )
+    senders: list[SenderPlan] = []
+    for si, s in enumerate(exp.senders):
+        host = hosts.get(s.name, {})
+        attrs = per_sender.get(
+            si, {"initial_cwnd": {10}, "delayed_ack": {True}, "min_rto": {LINUX_DEFAULT_RTO_MIN_NS}, "ecn": {False}}
+        )
+        for key, values in attrs.items():
+            if len(values) > 1:
+                problems.append(
+                    f"senders[{si}] ({s.name!r}): its flows differ in {key} ({', '.join(map(str, sorted(values)))}); "
+                    "the kernel sets it per route, so flows of one sender must agree"
+                )
+        queue = None
+        if s.access_queue is not None:
+            queue = (
+                int(s.access_queue.value)
+                if s.access_queue.kind == "packets"
+                else max(1, math.ceil(int(s.access_queue.value) / exp.packet_bytes()))
+            )
+        senders.append(
+            SenderPlan(
+                index=si,
+                name=s.name,
+                rtt_ns=s.rtt,
+                access_rate_bps=s.access_rate,
+                access_queue_pkts=queue,
+                initial_cwnd=min(attrs["initial_cwnd"]),
+                quickack=not all(attrs["delayed_ack"]),
+                rto_min_ns=min(attrs["min_rto"]),
+                ecn=any(attrs["ecn"]),
+                gso_max_segs=int(host.get("gso_max_segs", 65535)),
+                gso_max_size=int(host.get("gso_max_size", 65536)),
+                delay_path=str(getattr(s, "delay_path", "ack")),
+            )
+        )
+    if problems:
+        raise BackendError("linux", problems)
+    mtu = max_mss + HEADER_BYTES
+    return LinuxPlan(
+        duration_ns=e.duration,
+        warmup_ns=e.warmup,
+        sample_interval_ns=interval,
+        rate_bps=b.rate,
+        rate_schedule=tuple((c.at, c.rate) for c in b.rate_schedule),
+        qdisc=buf.qdisc,
+        limit=buf.packets if buf.qdisc == "pfifo" else buf.bytes,
+        mtu=mtu,
+        tbf_burst_bytes=TBF_BURST_PACKETS * mtu,
+        offloads=offloads,
+        receiver_gro_max_size=max(gro_sizes) if gro_sizes else 65536,
+        delay_method=delay_method,
+        senders=tuple(senders),
+        flows=tuple(flows),
+    )

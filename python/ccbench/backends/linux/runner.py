@@ -1,0 +1,297 @@
+"""One kernel run, start to finish: build the namespaces, measure the idle RTT, start
+the delay lines and iperf3 servers, launch each flow at its start time, apply rate
+changes, sample, then stop everything and remove every namespace — on success, on an
+error, on Ctrl-C and on SIGTERM (``finally``); a SIGKILL leaves what
+``ccbench linux cleanup`` removes (the tools themselves die with us through
+``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .. import BackendRun, ProgressFn
+from . import delayline, sizedflow
+from .netns import BOTTLENECK_HANDLE, RECEIVER_ADDR, Topology, popen_in_ns
+from .plan import LinuxPlan
+from .sampling import QueueProbe, Sampler
+from .system import KernelInfo, cmd, in_ns
+from .tables import FlowOutcome, build_tables
+
+__all__ = ["Terminated", "run_plan"]
+
+#: Seconds iperf3 keeps sending past the end of the run, so that the sample at the end
+#: of the run still sees every flow running.
+END_SLACK_S = 0.3
+#: How long to wait for the iperf3 servers to listen.
+SERVER_READY_TIMEOUT_S = 10.0
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived during a kernel run (a BaseException, like KeyboardInterrupt, so
+    that only ``finally`` blocks run on the way out)."""
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Terminated(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    deadline = time.monotonic() + 2.0
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.05, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=5)
+        if p.stdout is not None:
+            p.stdout.close()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text() or "{}")
+    except (OSError, json.JSONDecodeError) as e:
+        return {"error": f"unreadable iperf3 output: {e}"}
+    return data if isinstance(data, dict) else {}
+
+
+def _iperf_summary(client: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "error" in client:
+        out["client_error"] = client["error"]
+    if "error" in server:
+        out["server_error"] = server["error"]
+    try:
+        snd = client["end"]["streams"][0]["sender"]
+        out.update(sent_bytes=snd["bytes"], retransmits=snd.get("retransmits"), seconds=snd["seconds"],
+                   max_rtt_us=snd.get("max_rtt"), min_rtt_us=snd.get("min_rtt"), mean_rtt_us=snd.get("mean_rtt"))  # fmt: skip
+    except (KeyError, IndexError, TypeError):
+        pass
+    try:
+        out["received_bytes"] = server["end"]["sum_received"]["bytes"]
+    except (KeyError, TypeError):
+        pass
+    for key in ("sent_bytes", "fct_ns", "received_bytes"):  # a sized flow's own tool
+        if key in client or key in server:
+            out[key] = client.get(key, server.get(key))
+    try:
+        out["sender_tcp_congestion"] = client["end"]["sender_tcp_congestion"]
+    except (KeyError, TypeError):
+        pass
+    return out
+
+
+def _wait_listening(topo: Topology, ports: list[int]) -> None:
+    deadline = time.monotonic() + SERVER_READY_TIMEOUT_S
+    want = set(ports)
+    while time.monotonic() < deadline:
+        out = cmd(in_ns(topo.receiver, "ss", "-ltnH"), check=False).stdout
+        listening = {int(w.rsplit(":", 1)[1]) for line in out.splitlines() for w in line.split()[3:4] if ":" in w}
+        if want <= listening:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"iperf3 servers did not start listening within {SERVER_READY_TIMEOUT_S:g} s")
+
+
+def _start_delay_line(topo: Topology, sender: Any, delay_ns: int) -> subprocess.Popen[bytes]:
+    a = topo.delay_line_args(sender, delay_ns)
+    argv = [sys.executable, delayline.__file__, a["src_dev"], a["dst_dev"], str(delay_ns), a["dst_mac"], a["src_mac"]]
+    line = popen_in_ns(a["ns"], argv, stdout=subprocess.PIPE)
+    try:
+        _wait_ready(line, f"the delay line of sender {sender.name!r}")
+    except BaseException:
+        _stop([line])
+        raise
+    return line
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], what: str, timeout_s: float = 30.0) -> None:
+    """Wait for the ``ready`` line a helper prints once it is set up."""
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], timeout_s)
+    line = proc.stdout.readline() if ready else b""
+    if line.strip() != b"ready":
+        raise RuntimeError(f"{what} did not start (exit status {proc.poll()})")
+
+
+def _server_argv(f: Any) -> list[str]:
+    if f.size_bytes is not None:
+        return [sys.executable, sizedflow.__file__, "server", str(f.server_port)]
+    return ["iperf3", "-s", "-1", "-p", str(f.server_port), "-J"]
+
+
+def _client_argv(plan: LinuxPlan, f: Any) -> list[str]:
+    """iperf3 for bulk flows; :mod:`.sizedflow` for a flow with a size (it waits for
+    the receiver to have every byte, which ``iperf3 -n`` does not)."""
+    mss_option = f.mss + 12 if f.mss != plan.mtu - 52 else 0  # TCP_MAXSEG counts the timestamp option
+    if f.size_bytes is not None:
+        return [sys.executable, sizedflow.__file__, "client", RECEIVER_ADDR, str(f.server_port), str(f.client_port),
+                f.kernel_cca, str(f.size_bytes), str(mss_option)]  # fmt: skip
+    argv = ["iperf3", "-c", RECEIVER_ADDR, "-p", str(f.server_port), "--cport", str(f.client_port),
+            "-C", f.kernel_cca, "-J", "--connect-timeout", "5000"]  # fmt: skip
+    if f.stop_ns is not None:
+        argv += ["-t", str(f.iperf_seconds)]
+    else:
+        argv += ["-t", str(math.ceil((plan.duration_ns - f.start_ns) / 1e9 + END_SLACK_S))]
+    if mss_option:
+        argv += ["-M", str(mss_option)]
+    if f.rwnd_bytes is not None:
+        argv += ["-w", str(f.rwnd_bytes)]
+    return argv
+
+
+def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None = None) -> BackendRun:
+    topo = Topology(plan)
+    procs: list[subprocess.Popen[bytes]] = []
+    workdir = Path(tempfile.mkdtemp(prefix="ccbench-linux-"))
+    wall0 = time.perf_counter()
+    load_before = os.getloadavg()
+    sampler: Sampler | None = None
+    try:
+        with _sigterm_raises():
+            topo.build()
+            # The idle path's RTT, through a zero-delay line where there will be one (its
+            # own processing is part of the path), then the line with the delay added.
+            lines = {s.index: _start_delay_line(topo, s, 0) for s in topo.delayed_senders()
+                     if plan.delay_method == "delayline"}  # fmt: skip
+            procs.extend(lines.values())
+            idle = {s.index: topo.ping(s.index) for s in plan.senders}
+            delays: dict[int, int] = {}
+            for s in topo.delayed_senders():
+                delays[s.index] = max(0, s.rtt_ns - int(idle[s.index]["min_ns"]))
+                if plan.delay_method == "delayline":
+                    _stop([lines[s.index]])
+                    procs.append(_start_delay_line(topo, s, delays[s.index]))
+                else:
+                    topo.netem_delay(s, delays[s.index])
+            path_rtt = {s.index: topo.ping(s.index) for s in topo.delayed_senders()}
+            base_rtt = {i: int((path_rtt.get(i) or idle[i])["min_ns"]) for i in idle}
+            for f in plan.flows:
+                out = open(workdir / f"server-{f.flow_id}.json", "wb")  # noqa: SIM115 (closed with the process)
+                procs.append(popen_in_ns(topo.receiver, _server_argv(f), stdout=out))
+                out.close()
+            _wait_listening(topo, [f.server_port for f in plan.flows])
+
+            t0 = time.monotonic_ns()
+
+            def clock() -> int:
+                return time.monotonic_ns() - t0
+
+            probes = [QueueProbe("bottleneck", topo.router, "b0", BOTTLENECK_HANDLE)]
+            probes += [QueueProbe(f"access_fwd:{s.name}", topo.sender_ns(s.index), "eth0", "20:")
+                       for s in plan.senders if s.access_rate_bps is not None]  # fmt: skip
+            sampler = Sampler(clock, plan.sample_interval_ns, [topo.sender_ns(s.index) for s in plan.senders], probes)
+            sampler.start()
+            pending = sorted(plan.flows, key=lambda f: (f.start_ns, f.flow_id))
+            changes = list(plan.rate_schedule)
+            applied: list[tuple[int, int, int]] = []
+            rate = plan.rate_bps
+            clients: dict[int, subprocess.Popen[bytes]] = {}
+            outcomes: dict[int, FlowOutcome] = {}
+            end_ns = plan.duration_ns + plan.sample_interval_ns  # one sample past the end
+            while True:
+                now = clock()
+                while pending and pending[0].start_ns <= now:
+                    f = pending.pop(0)
+                    out = open(workdir / f"client-{f.flow_id}.json", "wb")  # noqa: SIM115
+                    clients[f.flow_id] = popen_in_ns(topo.sender_ns(f.sender), _client_argv(plan, f), stdout=out)
+                    out.close()
+                    procs.append(clients[f.flow_id])
+                    outcomes[f.flow_id] = FlowOutcome(launched_ns=clock(), base_rtt_ns=base_rtt[f.sender])
+                while changes and changes[0][0] <= now:
+                    at, new = changes.pop(0)
+                    topo.change_rate(new)
+                    applied.append((clock(), new, rate))
+                    rate = new
+                for fid, p in clients.items():
+                    if p.poll() is not None and outcomes[fid].exited_ns is None:
+                        outcomes[fid].exited_ns = clock()
+                if progress is not None:
+                    progress(min(now, plan.duration_ns) / 1e9, plan.duration_ns / 1e9)
+                if now >= end_ns and not pending:
+                    break
+                upcoming = [end_ns, now + 100_000_000]
+                upcoming += [pending[0].start_ns] if pending else []
+                upcoming += [changes[0][0]] if changes else []
+                time.sleep(max(0.0, (min(upcoming) - clock()) / 1e9))
+            sampler.stop()
+            # the clients end by themselves within END_SLACK_S + a second; then their JSON is complete
+            deadline = time.monotonic() + END_SLACK_S + 5.0
+            for fid, p in clients.items():
+                try:
+                    p.wait(timeout=max(0.1, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    p.terminate()
+                if outcomes[fid].exited_ns is None:
+                    outcomes[fid].exited_ns = clock()
+            _stop(procs)
+            for fid, o in outcomes.items():
+                o.client = _read_json(workdir / f"client-{fid}.json")
+                o.server = _read_json(workdir / f"server-{fid}.json")
+                if isinstance(o.client.get("connected_monotonic_ns"), int):
+                    # a sized flow starts when its connection is up, not when its tool was launched
+                    o.launched_ns = o.client["connected_monotonic_ns"] - t0
+            by_flow: dict[int, list[Any]] = {f.flow_id: [] for f in plan.flows}
+            port_to_flow = {(topo.sender_ns(f.sender), f.client_port): f.flow_id for f in plan.flows}
+            for t, ns, sample in sampler.sockets:
+                owner = port_to_flow.get((ns, sample.local_port))
+                if owner is not None:
+                    by_flow[owner].append((t, sample))
+            tables = build_tables(plan, by_flow, sampler.queues, outcomes, applied)
+            qdiscs = topo.qdisc_report()
+            manifest = {
+                "linux": {
+                    "run_id": topo.run_id,
+                    "namespaces": topo.namespaces(),
+                    "kernel": kernel.release,
+                    "kernel_ccas": list(kernel.ccas),
+                    "plan": plan.as_dict(),
+                    "offloads": topo.offload_report,
+                    "qdiscs_at_end": qdiscs,
+                    "idle_rtt_ns": {plan.senders[i].name: v for i, v in idle.items()},
+                    "added_delay_ns": {plan.senders[i].name: v for i, v in delays.items()},
+                    "path_rtt_ns": {plan.senders[i].name: v for i, v in path_rtt.items()},
+                    "iperf3": {str(fid): _iperf_summary(o.client, o.server) for fid, o in outcomes.items()},
+                    "sampler": sampler.summary(),
+                    "loadavg_before": list(load_before),
+                    "loadavg_after": list(os.getloadavg()),
+                    "cpu_count": os.cpu_count(),
+                }
+            }
+            return BackendRun(tables=tables, manifest=manifest, wall_time_s=time.perf_counter() - wall0)
+    finally:
+        if sampler is not None and sampler.is_alive():
+            sampler.stop()
+        _stop(procs)
+        topo.teardown()
+        shutil.rmtree(workdir, ignore_errors=True)

@@ -1,0 +1,327 @@
+"""The pre-flight check shared by ``ccbench validate`` and ``ccbench run``: before any
+simulation, find the valid specs that cannot work or cannot fit, and estimate the cost.
+
+* **errors** (the run is refused): a bottleneck buffer smaller than one packet of the
+  largest MSS; an estimated memory above the machine's memory; an output directory
+  that cannot receive the run (not writable, too little free space);
+* **warnings that need ``--force``** (``force=True``): estimated memory above
+  ``memory_warn_bytes`` (default a quarter of the machine's memory) or CPU time above
+  ``cpu_refuse_s`` (default one day);
+* **warnings**: CPU time above ``cpu_warn_s`` (default 10 minutes), flows that start
+  (with their jitter) or have their first RTT beyond the end of the run, access links
+  slower than the bottleneck.
+
+Every estimate is an upper bound from the spec alone, documented in
+``docs/preflight.md``; the figures of speed and memory per flow were measured on this
+project's machine (see ``docs/benchmarks.md``). The thresholds can also be set with
+the environment variables ``CCBENCH_MEMORY_WARN`` (a size such as ``8GiB``),
+``CCBENCH_CPU_WARN_S`` and ``CCBENCH_CPU_REFUSE_S``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import PreflightError
+from .units import format_duration, format_rate, parse_size
+
+if TYPE_CHECKING:
+    from .spec import Experiment
+
+__all__ = ["Estimate", "Preflight", "check", "human_seconds", "machine_memory_bytes", "recorded_bytes_budget"]
+
+#: Simulated data packets per CPU-second of the engine, a conservative figure below
+#: the 2.2-2.8 million measured in docs/benchmarks.md (so estimates err long).
+PACKETS_PER_CPU_S = 1.5e6
+#: Engine CPU seconds per flow for setting it up and starting it (measured: 10,000
+#: flows of a 1 s run, see docs/preflight.md), rounded up.
+CPU_S_PER_FLOW = 20e-6
+#: Engine memory per flow (sender, receiver, CCA, scoreboard at rest, flows row):
+#: measured peak RSS growth per flow with 100,000 flows, rounded up.
+BYTES_PER_FLOW = 4096
+#: Memory per packet in flight or queued (packet in a link, scoreboard entry).
+BYTES_PER_PACKET_IN_NETWORK = 256
+#: Bytes of one row in memory: flow_ts, queue_ts, events (mirrors the engine's
+#: ``ROW_BYTES`` in crates/ccsim/src/trace/recorder.rs).
+ROW_BYTES = {"flow_ts": 160, "queue_ts": 68, "events": 44}
+#: A table is held about three times at the peak: engine columns, NumPy/Arrow copies,
+#: and the pandas frames of the summary.
+TABLE_COPIES = 3
+#: Python with NumPy, pandas, pyarrow and the engine loaded.
+BASE_BYTES = 200 * 2**20
+#: Parquet (zstd) output relative to the in-memory tables, rounded up.
+DISK_FRACTION = 0.5
+#: Links sampled into queue_ts per run (bottleneck and its reverse).
+RECORDED_LINKS = 2
+#: Events rows per flow (start, stop, completion, ...) and per packet (drops, marks:
+#: assumed at most 5% of packets; the engine's row budget stops a run that exceeds it).
+EVENT_ROWS_PER_FLOW = 4
+EVENT_ROWS_PER_PACKET = 0.05
+
+DEFAULT_CPU_WARN_S = 600.0
+DEFAULT_CPU_REFUSE_S = 86_400.0
+
+
+def machine_memory_bytes() -> int:
+    """Physical memory, or the cgroup limit when one is set lower."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        text = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        if text.isdigit():
+            total = min(total, int(text))
+    except OSError:
+        pass
+    return total
+
+
+def recorded_bytes_budget() -> int:
+    """How much the engine may record (samples, events) before it stops the run with
+    :class:`~ccbench.errors.RunTooLarge`: what leaves room for the copies the tables
+    go through (:data:`TABLE_COPIES`) in this machine's memory."""
+    return max(64 * 2**20, (machine_memory_bytes() - BASE_BYTES) // (TABLE_COPIES + 1))
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def _env_size(name: str) -> int | None:
+    text = os.environ.get(name)
+    if not text:
+        return None
+    try:
+        return int(parse_size(text).value)
+    except ValueError:
+        return None
+
+
+def _mb(n: float) -> str:
+    if n < 2**20:
+        return f"{n / 1024:,.0f} KiB"
+    return f"{n / 2**20:,.0f} MiB" if n < 10 * 2**30 else f"{n / 2**30:,.1f} GiB"
+
+
+def human_seconds(seconds: float) -> str:
+    """A duration for people: '12.3 s', '15 min', '2.5 h', '64 days', '3 years'."""
+    if seconds != seconds or seconds == float("inf"):
+        return "?"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 86400 * 3:
+        return f"{seconds / 3600:.1f} h"
+    if seconds < 86400 * 365 * 3:
+        return f"{seconds / 86400:,.0f} days"
+    return f"{seconds / (86400 * 365):,.0f} years"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Upper-bound estimates of a run's work and footprint, from the spec alone."""
+
+    flows: int
+    packets: int
+    cpu_s: float
+    rows: dict[str, int]
+    memory_bytes: int
+    disk_bytes: int
+    #: The spec fields that drive the CPU and memory figures, for the messages.
+    cpu_driver: str
+    memory_driver: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "flows": self.flows,
+            "packets": self.packets,
+            "cpu_s": self.cpu_s,
+            "rows": dict(self.rows),
+            "memory_bytes": self.memory_bytes,
+            "disk_bytes": self.disk_bytes,
+        }
+
+    def describe(self) -> str:
+        rows = sum(self.rows.values())
+        return (
+            f"estimate: at most {self.packets:,} data packets, ~{human_seconds(self.cpu_s)} of CPU, "
+            f"{rows:,} table rows, ~{_mb(self.memory_bytes)} of memory, ~{_mb(self.disk_bytes)} on disk"
+        )
+
+
+@dataclass
+class Preflight:
+    """What the check found. ``errors`` refuse the run; ``needs_force`` refuse it
+    unless forced; ``warnings`` are only said."""
+
+    estimate: Estimate
+    errors: list[str] = field(default_factory=list)
+    needs_force: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def raise_if_refused(self, *, force: bool = False) -> None:
+        problems = self.errors + (
+            [] if force else [f"{m} (pass --force / force=True to run anyway)" for m in self.needs_force]
+        )
+        if problems:
+            raise PreflightError(problems)
+
+    def all_warnings(self, *, force: bool = False) -> list[str]:
+        return (self.needs_force if force else []) + self.warnings
+
+
+def estimate(exp: Experiment) -> Estimate:
+    """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``."""
+    e, b = exp.experiment, exp.bottleneck
+    flows = sum(f.count for f in exp.flows)
+    max_rate = max([b.rate, *(c.rate for c in b.rate_schedule)])
+    min_packet = min(f.mss for f in exp.flows) + exp.packet_bytes() - max(f.mss for f in exp.flows)
+    seconds = e.duration / 1e9
+    packets = math.ceil(max_rate * seconds / (8 * min_packet))
+    cpu = packets / PACKETS_PER_CPU_S + flows * CPU_S_PER_FLOW
+    samples = (e.duration // e.sample_interval + 1) if e.sample_interval > 0 else 0
+    rows = {
+        "flows": flows,
+        "flow_ts": samples * flows,
+        "queue_ts": samples * RECORDED_LINKS,
+        "events": flows * EVENT_ROWS_PER_FLOW + math.ceil(packets * EVENT_ROWS_PER_PACKET),
+    }
+    table_bytes = sum(rows[t] * ROW_BYTES[t] for t in ROW_BYTES) + flows * 200
+    max_rtt = max(s.rtt for s in exp.senders)
+    in_network = math.ceil(max_rate * max_rtt / (8e9 * min_packet)) + exp.buffer().packets
+    memory = BASE_BYTES + flows * BYTES_PER_FLOW + in_network * BYTES_PER_PACKET_IN_NETWORK + TABLE_COPIES * table_bytes
+    rate_text = format_rate(max_rate)
+    cpu_driver = f"experiment.duration ({format_duration(e.duration)}) x bottleneck rate ({rate_text})"
+    if flows * CPU_S_PER_FLOW > packets / PACKETS_PER_CPU_S:
+        cpu_driver = f"the number of flows ({flows:,}, flows[*].count)"
+    parts = {
+        f"the number of flows ({flows:,}, flows[*].count)": flows * BYTES_PER_FLOW,
+        f"samples every experiment.sample_interval ({format_duration(e.sample_interval)}) over "
+        f"experiment.duration ({format_duration(e.duration)}) for {flows:,} flow(s)": TABLE_COPIES
+        * (rows["flow_ts"] * ROW_BYTES["flow_ts"] + rows["queue_ts"] * ROW_BYTES["queue_ts"]),
+        f"packets in flight and queued (bottleneck rate {rate_text}, RTT up to {format_duration(max_rtt)}, "
+        f"bottleneck.buffer)": in_network * BYTES_PER_PACKET_IN_NETWORK,
+        f"drop and other events over experiment.duration ({format_duration(e.duration)})": TABLE_COPIES
+        * rows["events"]
+        * ROW_BYTES["events"],
+    }
+    memory_driver = max(parts, key=lambda k: parts[k])
+    return Estimate(
+        flows=flows,
+        packets=packets,
+        cpu_s=cpu,
+        rows=rows,
+        memory_bytes=int(memory),
+        disk_bytes=int(table_bytes * DISK_FRACTION),
+        cpu_driver=cpu_driver,
+        memory_driver=memory_driver,
+    )
+
+
+def _buffer_errors(exp: Experiment) -> list[str]:
+    buf = exp.buffer()
+    biggest = max(exp.flows, key=lambda f: f.mss)
+    i = exp.flows.index(biggest)
+    packet = exp.packet_bytes()
+    if buf.qdisc == "bfifo" and buf.bytes < packet:
+        return [
+            f"bottleneck.buffer ({exp.bottleneck.buffer}) resolves to {buf.bytes} bytes (BDP {buf.bdp_bytes} bytes at "
+            f"RTT {format_duration(buf.bdp_rtt_ns)}), less than one {packet}-byte packet of the largest MSS "
+            f"(flows[{i}].mss = {biggest.mss}): every packet would be dropped. Give at least '{packet}B' or '1pkt', "
+            "or a larger BDP multiple"
+        ]
+    return []
+
+
+def _meaning_warnings(exp: Experiment) -> list[str]:
+    e, b = exp.experiment, exp.bottleneck
+    out: list[str] = []
+    for i, f in enumerate(exp.flows):
+        rtt = exp.senders[exp.sender_index(f)].rtt
+        if f.start + f.start_jitter > e.duration:
+            out.append(
+                f"flows[{i}]: start ({format_duration(f.start)}) + start_jitter ({format_duration(f.start_jitter)}) "
+                f"reaches past experiment.duration ({format_duration(e.duration)}): some of these flows may never start"
+            )
+        if f.start + rtt >= e.duration:
+            out.append(
+                f"flows[{i}]: its path RTT ({format_duration(rtt)}) is not shorter than the time left after its start "
+                f"({format_duration(e.duration - f.start)} of experiment.duration): nothing can be delivered"
+            )
+    for i, s in enumerate(exp.senders):
+        if s.access_rate is not None and s.access_rate < b.rate:
+            out.append(
+                f"senders[{i}].access_rate ({format_rate(s.access_rate)}) is below bottleneck.rate "
+                f"({format_rate(b.rate)}): this sender's access link, not the bottleneck, limits its flows"
+            )
+    return out
+
+
+def _nearest_existing(path: Path) -> Path:
+    for p in (path, *path.parents):
+        if p.exists():
+            return p
+    return Path("/")
+
+
+def _output_errors(out_dir: Path, disk_bytes: int) -> list[str]:
+    target = Path(os.path.abspath(out_dir))
+    base = _nearest_existing(target.parent)
+    if not base.is_dir():
+        return [f"output directory {target}: {base} is not a directory"]
+    if not os.access(base, os.W_OK | os.X_OK):
+        return [f"output directory {target}: {base} is not writable by this user"]
+    try:
+        free = shutil.disk_usage(base).free
+    except OSError as e:
+        return [f"output directory {target}: cannot check free space ({e.strerror})"]
+    if free < disk_bytes:
+        return [
+            f"output directory {target}: {_mb(free)} free on its file system, but the results are estimated at "
+            f"~{_mb(disk_bytes)}"
+        ]
+    return []
+
+
+def check(
+    exp: Experiment,
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    memory_warn_bytes: int | None = None,
+    cpu_warn_s: float | None = None,
+    cpu_refuse_s: float | None = None,
+) -> Preflight:
+    """Run every pre-flight check on ``exp`` (and the output directory, if given)."""
+    est = estimate(exp)
+    machine = machine_memory_bytes()
+    mem_warn = memory_warn_bytes or _env_size("CCBENCH_MEMORY_WARN") or machine // 4
+    cpu_warn = cpu_warn_s if cpu_warn_s is not None else _env_float("CCBENCH_CPU_WARN_S", DEFAULT_CPU_WARN_S)
+    cpu_refuse = cpu_refuse_s if cpu_refuse_s is not None else _env_float("CCBENCH_CPU_REFUSE_S", DEFAULT_CPU_REFUSE_S)
+    report = Preflight(est)
+    report.errors += _buffer_errors(exp)
+    if est.memory_bytes > machine:
+        report.errors.append(
+            f"the run needs an estimated {_mb(est.memory_bytes)} of memory, more than this machine's {_mb(machine)}; "
+            f"it is driven by {est.memory_driver}"
+        )
+    elif est.memory_bytes > mem_warn:
+        report.needs_force.append(
+            f"the run needs an estimated {_mb(est.memory_bytes)} of memory (warning threshold {_mb(mem_warn)}, "
+            f"CCBENCH_MEMORY_WARN); it is driven by {est.memory_driver}"
+        )
+    cpu_text = f"the run is estimated at ~{human_seconds(est.cpu_s)} of CPU ({est.packets:,} packets); it is driven by {est.cpu_driver}"
+    if est.cpu_s > cpu_refuse:
+        report.needs_force.append(f"{cpu_text} (over {human_seconds(cpu_refuse)}, CCBENCH_CPU_REFUSE_S)")
+    elif est.cpu_s > cpu_warn:
+        report.warnings.append(cpu_text)
+    report.warnings += _meaning_warnings(exp)
+    if out_dir is not None:
+        report.errors += _output_errors(Path(out_dir), est.disk_bytes)
+    return report

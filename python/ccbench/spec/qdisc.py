@@ -1,0 +1,363 @@
+"""Queue disciplines of a link: ``qdisc = "fq_codel"`` (every parameter at its Linux
+``tc`` default) or a table ``{kind = "red", min = 0.1, ecn = true}`` overriding some.
+
+Each kind mirrors one engine qdisc (``crates/ccsim/src/qdisc/*.rs``) and ``tc``'s
+parameter names; the defaults table is ``docs/qdiscs.md``. The queue limit of every
+kind comes from the link's ``buffer`` unless ``limit`` is given. :func:`resolve_qdisc`
+turns a spec into the engine's configuration.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BeforeValidator, Discriminator, Field, Tag
+
+from ..units import Size
+from .fields import Duration, OptDuration, OptRate, OptSize, Rate, SizeField, _Model
+
+#: ``tc`` defaults (Linux 6.x, iproute2 6.x); docs/qdiscs.md lists them all.
+CODEL_TARGET_NS = 5_000_000
+CODEL_INTERVAL_NS = 100_000_000
+PIE_TARGET_NS = 15_000_000
+PIE_TUPDATE_NS = 15_000_000
+RED_AVPKT_BYTES = 1000
+RED_PROBABILITY = 0.02
+RED_BANDWIDTH_BPS = 10_000_000
+FQ_FLOWS = 1024
+FQ_MEMORY_LIMIT_BYTES = 32 * 2**20
+
+Fraction01 = Annotated[float, Field(gt=0, lt=1)]
+
+
+class PfifoSpec(_Model):
+    """Drop-tail FIFO limited in packets (``tc qdisc ... pfifo limit N``)."""
+
+    kind: Literal["pfifo"]
+    limit: OptSize = Field(None, description="queue limit; default: the link's buffer")
+
+
+class BfifoSpec(_Model):
+    """Drop-tail FIFO limited in bytes (``tc qdisc ... bfifo limit B``)."""
+
+    kind: Literal["bfifo"]
+    limit: OptSize = Field(None, description="queue limit; default: the link's buffer")
+
+
+class RedSpec(_Model):
+    """RED (``sch_red``); ``min``/``max`` as sizes or as fractions of the limit."""
+
+    kind: Literal["red"]
+    limit: OptSize = Field(None, description="hard limit (bytes); default: the link's buffer")
+    min: Union[Fraction01, SizeField, None] = Field(None, description="min threshold; tc default max/3")
+    max: Union[Fraction01, SizeField, None] = Field(None, description="max threshold; tc default limit/4")
+    avpkt: int = Field(RED_AVPKT_BYTES, ge=1, le=65536, description="average packet size (bytes)")
+    burst: int | None = Field(None, ge=1, description="burst (packets); tc default (2 min + max) / (3 avpkt)")
+    probability: float = Field(RED_PROBABILITY, gt=0, le=1, description="max_P, the probability at max")
+    bandwidth: OptRate = Field(None, description="rate that ages the average when idle; tc default 10Mbit")
+    ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping")
+    harddrop: bool = Field(False, description="drop even ECN-capable packets above max")
+    adaptive: bool = Field(False, description="adaptive RED (ARED): tune max_P every 500 ms")
+
+
+class CodelSpec(_Model):
+    """CoDel (RFC 8289, ``sch_codel``)."""
+
+    kind: Literal["codel"]
+    limit: OptSize = Field(None, description="queue limit (packets); default: the link's buffer")
+    target: Duration = Field(CODEL_TARGET_NS, description="acceptable standing delay; tc default 5ms")
+    interval: Duration = Field(CODEL_INTERVAL_NS, description="sliding window; tc default 100ms")
+    ecn: bool = Field(False, description="mark ECN-capable packets instead of dropping; tc default off")
+    ce_threshold: OptDuration = Field(None, description="CE-mark packets whose sojourn exceeds this")
+
+
+class FqCodelSpec(_Model):
+    """FQ-CoDel (RFC 8290, ``sch_fq_codel``)."""
+
+    kind: Literal["fq_codel"]
+    limit: OptSize = Field(None, description="queue limit (packets); default: the link's buffer")
+    flows: int = Field(FQ_FLOWS, ge=1, le=65536, description="hash buckets; tc default 1024")
+    quantum: int | None = Field(None, ge=64, description="DRR quantum (bytes); default one full packet")
+    memory_limit: SizeField = Field(Size.bytes(FQ_MEMORY_LIMIT_BYTES), description="tc default 32MiB")
+    target: Duration = Field(CODEL_TARGET_NS, description="tc default 5ms")
+    interval: Duration = Field(CODEL_INTERVAL_NS, description="tc default 100ms")
+    ecn: bool = Field(True, description="mark ECN-capable packets; tc default ON")
+    ce_threshold: OptDuration = Field(None, description="CE-mark packets whose sojourn exceeds this")
+
+
+class PieSpec(_Model):
+    """PIE (RFC 8033, ``sch_pie``)."""
+
+    kind: Literal["pie"]
+    limit: OptSize = Field(None, description="queue limit (packets); default: the link's buffer")
+    target: Duration = Field(PIE_TARGET_NS, description="target queueing delay; tc default 15ms")
+    tupdate: Duration = Field(PIE_TUPDATE_NS, description="probability update interval; tc default 15ms")
+    alpha: int = Field(2, ge=0, le=32, description="integral gain in 1/16; tc default 2")
+    beta: int = Field(20, ge=0, le=32, description="proportional gain in 1/16; tc default 20")
+    ecn: bool = Field(False, description="mark ECN-capable packets while the probability <= 10%")
+    bytemode: bool = Field(False, description="scale the probability by packet size / MTU")
+    dq_rate_estimator: bool = Field(False, description="estimate delay from the drain rate, not timestamps")
+
+
+class FqPieSpec(_Model):
+    """FQ-PIE (``sch_fq_pie``)."""
+
+    kind: Literal["fq_pie"]
+    limit: OptSize = Field(None, description="queue limit (packets); default: the link's buffer")
+    flows: int = Field(FQ_FLOWS, ge=1, le=65536, description="hash buckets; tc default 1024")
+    quantum: int | None = Field(None, ge=64, description="DRR quantum (bytes); default one full packet")
+    memory_limit: SizeField = Field(Size.bytes(FQ_MEMORY_LIMIT_BYTES), description="tc default 32MiB")
+    target: Duration = Field(PIE_TARGET_NS, description="tc default 15ms")
+    tupdate: Duration = Field(PIE_TUPDATE_NS, description="tc default 15ms")
+    alpha: int = Field(2, ge=0, le=32, description="tc default 2 (1/16)")
+    beta: int = Field(20, ge=0, le=32, description="tc default 20 (1/16)")
+    ecn: bool = Field(False, description="mark ECN-capable packets while the probability <= ecn_prob")
+    ecn_prob: int = Field(10, ge=0, le=100, description="percent; tc default 10")
+    bytemode: bool = Field(False, description="scale the probability by packet size / MTU")
+    dq_rate_estimator: bool = Field(False, description="estimate delay from the drain rate")
+
+
+def _two_pfifo_bands() -> list[QdiscSpec]:
+    return [PfifoSpec(kind="pfifo", limit=None), PfifoSpec(kind="pfifo", limit=None)]
+
+
+class PrioSpec(_Model):
+    """Strict priority (``sch_prio``) over ``bands`` child qdiscs; band 0 first."""
+
+    kind: Literal["prio"]
+    bands: list[QdiscSpec] = Field(
+        default_factory=lambda: _two_pfifo_bands(),
+        description="child qdiscs, highest priority first; default two pfifo",
+    )
+    classify: Literal["group", "bytes_sent"] = Field("group", description="'group' or 'bytes_sent'")
+    band_of: dict[str, int] = Field(
+        default_factory=dict, description="classify='group': flow group -> band; unlisted groups: the last band"
+    )
+    thresholds: list[SizeField] = Field(
+        default_factory=list, description="classify='bytes_sent': band i while a flow has sent < thresholds[i]"
+    )
+
+
+def _shorthand(value: object) -> object:
+    """``"red"`` means ``{kind = "red"}``."""
+    return {"kind": value} if isinstance(value, str) else value
+
+
+def _kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return value.get("kind")
+    return getattr(value, "kind", None)
+
+
+QdiscSpec = Annotated[
+    Union[
+        Annotated[PfifoSpec, Tag("pfifo")],
+        Annotated[BfifoSpec, Tag("bfifo")],
+        Annotated[RedSpec, Tag("red")],
+        Annotated[CodelSpec, Tag("codel")],
+        Annotated[FqCodelSpec, Tag("fq_codel")],
+        Annotated[PieSpec, Tag("pie")],
+        Annotated[FqPieSpec, Tag("fq_pie")],
+        Annotated[PrioSpec, Tag("prio")],
+    ],
+    Discriminator(_kind),
+    BeforeValidator(_shorthand),
+]
+PrioSpec.model_rebuild()
+
+QDISC_KINDS = ("pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "prio")
+
+
+class TbfSpec(_Model):
+    """A token-bucket shaper (``tc qdisc ... tbf``) in front of the link's qdisc."""
+
+    rate: Rate = Field(description="shaped rate, e.g. '100Mbit'")
+    burst: SizeField = Field(description="bucket size, e.g. '32KB' (bytes or packets)")
+    peakrate: OptRate = Field(None, description="optional peak rate of the burst")
+    mtu: OptSize = Field(None, description="peak bucket size; default one full packet")
+
+
+def can_mark(q: Any) -> bool:
+    """Whether a qdisc spec can CE-mark packets (so ECN-capable flows see marks)."""
+    if isinstance(q, (RedSpec, PieSpec, FqPieSpec)):
+        return q.ecn
+    if isinstance(q, (CodelSpec, FqCodelSpec)):
+        return q.ecn or q.ce_threshold is not None
+    if isinstance(q, PrioSpec):
+        return any(can_mark(b) for b in q.bands)
+    return False
+
+
+class LimitContext:
+    """What a qdisc's limit is resolved against: the link's buffer and the BDP."""
+
+    def __init__(self, buffer: Size, bdp_bytes: Fraction, packet_bytes: int):
+        self.buffer = buffer
+        self.bdp = bdp_bytes
+        self.packet_bytes = packet_bytes
+
+    def bytes(self, s: Size | None) -> int:
+        s = s or self.buffer
+        if s.kind == "packets":
+            return int(s.value) * self.packet_bytes
+        exact = Fraction(s.value) if s.kind == "bytes" else Fraction(s.value) * self.bdp
+        return math.ceil(exact)
+
+    def packets(self, s: Size | None) -> int:
+        s = s or self.buffer
+        if s.kind == "packets":
+            return int(s.value)
+        return max(1, math.ceil(Fraction(self.bytes(s)) / self.packet_bytes))
+
+
+def _threshold(value: float | Size | None, limit: int, ctx: LimitContext) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, float):
+        return int(value * limit)
+    return ctx.bytes(value)
+
+
+def resolve_qdisc(q: Any, ctx: LimitContext, group_flows: dict[str, list[int]]) -> dict[str, Any]:
+    """The engine's ``QdiscConfig`` for ``q``. ``group_flows`` maps each flow group to
+    its flow ids (for ``prio`` with ``classify = "group"``)."""
+    mtu = ctx.packet_bytes
+    if isinstance(q, PfifoSpec):
+        return {"kind": "pfifo", "limit_packets": ctx.packets(q.limit)}
+    if isinstance(q, BfifoSpec):
+        return {"kind": "bfifo", "limit_bytes": ctx.bytes(q.limit)}
+    if isinstance(q, RedSpec):
+        limit = ctx.bytes(q.limit)
+        qmax = _threshold(q.max, limit, ctx) or limit // 4
+        qmin = _threshold(q.min, limit, ctx) or qmax // 3
+        return {
+            "kind": "red",
+            "limit_bytes": limit,
+            "min_bytes": qmin,
+            "max_bytes": qmax,
+            "avpkt_bytes": q.avpkt,
+            "burst_pkts": q.burst,
+            "probability": q.probability,
+            "bandwidth_bps": q.bandwidth or RED_BANDWIDTH_BPS,
+            "ecn": q.ecn,
+            "harddrop": q.harddrop,
+            "adaptive": q.adaptive,
+        }
+    if isinstance(q, CodelSpec):
+        return {
+            "kind": "codel",
+            "limit_packets": ctx.packets(q.limit),
+            "target_ns": q.target,
+            "interval_ns": q.interval,
+            "ecn": q.ecn,
+            "ce_threshold_ns": q.ce_threshold,
+            "mtu_bytes": mtu,
+        }
+    if isinstance(q, FqCodelSpec):
+        return {
+            "kind": "fq_codel",
+            "limit_packets": ctx.packets(q.limit),
+            "flows": q.flows,
+            "quantum_bytes": q.quantum or mtu,
+            "memory_limit_bytes": ctx.bytes(q.memory_limit),
+            "target_ns": q.target,
+            "interval_ns": q.interval,
+            "ecn": q.ecn,
+            "ce_threshold_ns": q.ce_threshold,
+            "mtu_bytes": mtu,
+        }
+    if isinstance(q, PieSpec):
+        return {
+            "kind": "pie",
+            "limit_packets": ctx.packets(q.limit),
+            "target_ns": q.target,
+            "tupdate_ns": q.tupdate,
+            "alpha": q.alpha,
+            "beta": q.beta,
+            "ecn": q.ecn,
+            "bytemode": q.bytemode,
+            "dq_rate_estimator": q.dq_rate_estimator,
+            "mtu_bytes": mtu,
+        }
+    if isinstance(q, FqPieSpec):
+        return {
+            "kind": "fq_pie",
+            "limit_packets": ctx.packets(q.limit),
+            "flows": q.flows,
+            "quantum_bytes": q.quantum or mtu,
+            "memory_limit_bytes": ctx.bytes(q.memory_limit),
+            "target_ns": q.target,
+            "tupdate_ns": q.tupdate,
+            "alpha": q.alpha,
+            "beta": q.beta,
+            "ecn": q.ecn,
+            "ecn_prob": q.ecn_prob,
+            "bytemode": q.bytemode,
+            "dq_rate_estimator": q.dq_rate_estimator,
+            "mtu_bytes": mtu,
+        }
+    if isinstance(q, PrioSpec):
+        bands = [resolve_qdisc(b, ctx, group_flows) for b in q.bands]
+        if q.classify == "bytes_sent":
+            classifier: dict[str, Any] = {"by": "bytes_sent", "thresholds_bytes": [ctx.bytes(t) for t in q.thresholds]}
+        else:
+            n_flows = sum(len(v) for v in group_flows.values())
+            band_of_flow = [len(bands) - 1] * n_flows
+            for group, band in q.band_of.items():
+                for f in group_flows.get(group, []):
+                    band_of_flow[f] = band
+            classifier = {"by": "flow", "band_of_flow": band_of_flow, "default_band": len(bands) - 1}
+        return {"kind": "prio", "bands": bands, "classifier": classifier}
+    raise AssertionError(f"unknown qdisc spec {q!r}")
+
+
+def resolve_shaper(tbf: TbfSpec, child: dict[str, Any], ctx: LimitContext) -> dict[str, Any]:
+    """A tbf in front of ``child`` (the engine's ``QdiscConfig`` of kind ``tbf``)."""
+    return {
+        "kind": "tbf",
+        "rate_bps": tbf.rate,
+        "burst_bytes": ctx.bytes(tbf.burst),
+        "limit_bytes": None,
+        "child": child,
+        "peakrate_bps": tbf.peakrate,
+        "mtu_bytes": ctx.bytes(tbf.mtu) if tbf.mtu is not None else ctx.packet_bytes,
+    }
+
+
+def qdisc_issues(q: Any, path: str, ctx: LimitContext | None, groups: list[str]) -> list[tuple[str, str]]:
+    """Cross-field checks of a qdisc spec (each message names the field)."""
+    issues: list[tuple[str, str]] = []
+    if isinstance(q, RedSpec) and ctx is not None:
+        limit = ctx.bytes(q.limit)
+        qmax = _threshold(q.max, limit, ctx) or limit // 4
+        qmin = _threshold(q.min, limit, ctx) or qmax // 3
+        if not (0 < qmin < qmax <= limit):
+            issues.append(
+                (f"{path}.min", f"RED needs 0 < min < max <= limit; got min {qmin} B, max {qmax} B, limit {limit} B")
+            )
+        burst = q.burst if q.burst is not None else (2 * qmin + qmax) // (3 * q.avpkt)
+        if burst + 1 - qmin / q.avpkt < 1:
+            issues.append(
+                (
+                    f"{path}.burst",
+                    f"{burst} is too small for min {qmin} B and avpkt {q.avpkt} B; try {1 + qmin // q.avpkt}",
+                )
+            )
+    if isinstance(q, PrioSpec):
+        n = len(q.bands)
+        if not 1 <= n <= 16:
+            issues.append((f"{path}.bands", f"{n} bands is not allowed: give 1 to 16"))
+        if q.classify == "bytes_sent" and len(q.thresholds) + 1 != n:
+            issues.append(
+                (f"{path}.thresholds", f"{len(q.thresholds)} thresholds need {len(q.thresholds) + 1} bands, not {n}")
+            )
+        for g, b in q.band_of.items():
+            if g not in groups:
+                issues.append((f"{path}.band_of", f"{g!r} is not a flow group (groups: {', '.join(groups)})"))
+            if not 0 <= b < n:
+                issues.append((f"{path}.band_of.{g}", f"band {b} does not exist (bands 0..{n - 1})"))
+        for i, band in enumerate(q.bands):
+            issues.extend(qdisc_issues(band, f"{path}.bands[{i}]", ctx, groups))
+    return issues

@@ -1,0 +1,195 @@
+"""Long runs a person can live with (issue 19): Ctrl-C stops a run within a fraction
+of a second with status 130 and writes nothing (or, with --save-partial, a run marked
+interrupted); progress shows on a terminal, as plain lines in a log, not with --quiet.
+
+These start real processes on the real engine."""
+
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import ccbench
+
+pytestmark = pytest.mark.engine
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Many simulated seconds at 1 Gbit/s: far longer than any test waits for it.
+LONG = textwrap.dedent(
+    """
+    [experiment]
+    name = "long"
+    duration = "600s"
+
+    [bottleneck]
+    rate = "1Gbit"
+    delay = "5ms"
+
+    [[senders]]
+    name = "a"
+    rtt = "20ms"
+
+    [[flows]]
+    cca = "cubic"
+    count = 4
+    """
+)
+
+
+def write_spec(tmp_path: Path, text: str = LONG) -> Path:
+    p = tmp_path / "spec.toml"
+    p.write_text(text)
+    return p
+
+
+def read_until(fd: int, needle: bytes, timeout: float) -> bytes:
+    """Read from ``fd`` until ``needle`` appears (or fail after ``timeout``)."""
+    out = b""
+    deadline = time.monotonic() + timeout
+    while needle not in out:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} not seen in {timeout} s; got {out[-2000:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # pty closed
+                break
+            if not chunk:
+                break
+            out += chunk
+    return out
+
+
+#: The issue asks for "within 1 s"; measured 0.26-0.40 s from SIGINT to exit at load
+#: average 18 on 2 cores. The margin covers a CI machine compiling at the same time.
+MAX_STOP_S = 1.5
+
+
+def interrupt_and_time(proc: subprocess.Popen) -> float:
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=30)
+    return time.monotonic() - t0
+
+
+def cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from ccbench.cli import main; main()", *args]
+
+
+def test_ctrl_c_on_the_cli_exits_130_fast_and_writes_nothing(tmp_path):
+    spec = write_spec(tmp_path)
+    out = tmp_path / "o"
+    with subprocess.Popen(
+        cli_argv("run", str(spec), "-o", str(out)), stderr=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as proc:
+        try:
+            # Not a terminal: plain progress lines, the first after about a second.
+            seen = read_until(proc.stderr.fileno(), b"progress long:", timeout=60)
+            assert b"s simulated" in seen and b"x real time" in seen and b"events/s" in seen and b"ETA" in seen
+            elapsed = interrupt_and_time(proc)
+        finally:
+            proc.kill()
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 130, err
+    assert elapsed < MAX_STOP_S, elapsed
+    assert "interrupted; nothing was written" in err and "Traceback" not in err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]  # no temp sibling either
+
+
+def test_ctrl_c_with_save_partial_keeps_a_run_marked_interrupted(tmp_path):
+    spec = write_spec(tmp_path)
+    out = tmp_path / "o"
+    with subprocess.Popen(
+        cli_argv("run", str(spec), "-o", str(out), "--save-partial"), stderr=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as proc:
+        try:
+            read_until(proc.stderr.fileno(), b"progress long:", timeout=60)
+            interrupt_and_time(proc)
+        finally:
+            proc.kill()
+        err = proc.stderr.read().decode()
+    assert proc.returncode == 130, err
+    assert "saved in" in err and str(out) in err
+    with pytest.raises(ccbench.ResultsError, match="interrupted"):
+        ccbench.load(out)
+    partial = ccbench.load(out, allow_partial=True)
+    assert partial.manifest["status"] == "interrupted"
+    reached = partial.stats["sim_time_ns"]
+    assert 0 < reached < 600 * 10**9
+    s = partial.stats
+    assert s["data_pkts_sent"] == s["data_pkts_delivered"] + s["data_pkts_dropped"] + s["data_pkts_in_network"]
+    assert int(partial.flows["end_ns"].max()) <= reached
+    assert int(partial.flow_ts["time_ns"].max()) <= reached
+
+
+def test_ctrl_c_from_python_raises_keyboard_interrupt(tmp_path):
+    spec = write_spec(tmp_path)
+    out = tmp_path / "o"
+    code = textwrap.dedent(
+        f"""
+        import sys, ccbench
+        started = []
+        def progress(done_s, total_s, events=None):
+            if not started:
+                started.append(1)
+                print("started", flush=True)
+        try:
+            ccbench.run({str(spec)!r}, {str(out)!r}, progress=progress)
+        except KeyboardInterrupt as e:
+            print("KeyboardInterrupt", type(e).__name__, flush=True)
+            sys.exit(7)
+        """
+    )
+    with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            read_until(proc.stdout.fileno(), b"started", timeout=60)
+            elapsed = interrupt_and_time(proc)
+        finally:
+            proc.kill()
+        rest = proc.stdout.read().decode()
+        assert proc.returncode == 7, proc.stderr.read().decode()
+    assert "KeyboardInterrupt KeyboardInterrupt" in rest
+    assert elapsed < MAX_STOP_S, elapsed
+    assert not out.exists()
+
+
+# Long enough that the bar (shown after 1 s of wall time) appears even on an idle,
+# fast machine: about 4 s of engine time here when idle.
+SHORT = LONG.replace('duration = "600s"', 'duration = "60s"').replace("count = 4", "count = 2")
+
+
+def test_progress_bar_on_a_terminal_and_nothing_with_quiet(tmp_path):
+    spec = write_spec(tmp_path, SHORT)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        cli_argv("run", str(spec), "-o", str(tmp_path / "tty")), stdin=slave, stdout=slave, stderr=slave, close_fds=True
+    )
+    os.close(slave)
+    try:
+        seen = read_until(master, b"simulated", timeout=120)
+        seen += read_until(master, b"total goodput", timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+    text = seen.decode(errors="replace")
+    assert "━" in text or "%" in text  # rich's bar and percentage
+    assert "x real time" in text and "ETA" in text
+    assert "progress long:" not in text  # not the plain-lines form
+
+    quiet = subprocess.run(
+        cli_argv("run", str(spec), "-o", str(tmp_path / "q"), "--quiet"), capture_output=True, text=True, timeout=300
+    )
+    assert quiet.returncode == 0, quiet.stderr
+    assert "progress" not in quiet.stderr and "simulated" not in quiet.stderr
+    assert quiet.stderr == ""

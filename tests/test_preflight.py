@@ -1,0 +1,161 @@
+"""The pre-flight check (issues 17 and 19): valid specs that cannot work or fit are
+refused or warned about before any simulation, quickly and in little memory."""
+
+import copy
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from fakes import FAKE_CCAS
+from tomlw import dumps
+
+from ccbench import preflight
+from ccbench.errors import PreflightError
+from ccbench.spec import load_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TINY_RTT = {
+    "experiment": {"name": "tiny", "duration": "10s"},
+    "bottleneck": {"rate": "100Mbit"},
+    "senders": [{"name": "a", "rtt": "60us"}],
+    "flows": [{"cca": "cubic"}],
+}
+
+
+def spec(**changes) -> dict:
+    d = copy.deepcopy(TINY_RTT)
+    d["senders"][0]["rtt"] = "20ms"
+    for section, values in changes.items():
+        if section == "flows":
+            d["flows"][0].update(values)
+        elif section == "senders":
+            d["senders"][0].update(values)
+        else:
+            d[section].update(values)
+    return d
+
+
+def check(d: dict, **kw) -> preflight.Preflight:
+    return preflight.check(load_spec(d, ccas=FAKE_CCAS), **kw)
+
+
+def test_default_buffer_below_one_packet_is_an_error():
+    report = check(TINY_RTT)
+    assert len(report.errors) == 1
+    msg = report.errors[0]
+    assert "750 bytes" in msg and "1500-byte packet" in msg and "flows[0].mss" in msg and "1pkt" in msg
+    with pytest.raises(PreflightError, match="less than one 1500-byte packet"):
+        report.raise_if_refused(force=True)  # --force does not make a 0-packet buffer work
+
+
+def test_buffer_check_uses_the_largest_mss():
+    d = spec(bottleneck={"buffer": "3000B"})
+    d["flows"].append({"cca": "reno", "mss": 8948})
+    assert "9000-byte packet" in check(d).errors[0] and "flows[1].mss" in check(d).errors[0]
+    assert check(spec(bottleneck={"buffer": "1pkt"})).errors == []
+
+
+def test_one_nanosecond_samples_are_refused_by_memory():
+    report = check(spec(experiment={"sample_interval": "1ns"}))
+    assert any("memory" in e and "experiment.sample_interval (1ns)" in e for e in report.errors), report.errors
+
+
+def test_a_million_flows_need_force_and_name_count():
+    report = check(spec(experiment={"duration": "1s"}, flows={"count": 1_000_000}))
+    problems = report.errors + report.needs_force
+    assert any("flows[*].count" in p or "1,000,000" in p for p in problems), problems
+    with pytest.raises(PreflightError):
+        report.raise_if_refused()
+
+
+def test_years_of_simulation_are_refused_and_name_the_driver():
+    report = check(spec(experiment={"duration": "1e9s", "sample_interval": "0s"}))
+    text = " ".join(report.errors + report.needs_force)
+    assert re.search(r"[\d,]+ (days|years) of CPU", text) and "experiment.duration (1000000000s)" in text
+    with pytest.raises(PreflightError, match="--force"):
+        report.raise_if_refused()
+
+
+def test_cost_warning_above_threshold():
+    report = check(spec(experiment={"duration": "600s"}, bottleneck={"rate": "10Gbit"}), cpu_warn_s=60)
+    assert any("CPU" in w and "experiment.duration (600s)" in w for w in report.warnings), report.warnings
+    assert report.errors == [] and report.estimate.packets > 10**8
+
+
+def test_meaningless_results_are_warned():
+    d = spec(experiment={"duration": "1s"}, flows={"start": "900ms", "start_jitter": "500ms"})
+    d["senders"][0].update(rtt="200ms", access_rate="10Mbit")
+    w = " ".join(check(d).warnings)
+    assert "may never start" in w and "nothing can be delivered" in w
+    assert "senders[0].access_rate (10Mbit) is below bottleneck.rate (100Mbit)" in w
+
+
+def test_quickstart_is_clean():
+    report = preflight.check(load_spec(ROOT / "specs" / "quickstart.toml", ccas=FAKE_CCAS))
+    assert report.errors == report.needs_force == report.warnings == []
+
+
+def test_unwritable_output_directory_is_an_error(tmp_path, monkeypatch):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    # As root every directory is writable, so stand in for a read-only one.
+    monkeypatch.setattr(preflight.os, "access", lambda p, mode: Path(p) != ro)
+    report = check(spec(), out_dir=ro / "run")
+    assert any("not writable" in e and str(ro) in e for e in report.errors), report.errors
+    assert check(spec(), out_dir=tmp_path / "fine").errors == []
+
+
+def test_full_disk_is_an_error(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(10, 10, 1000))
+    report = check(spec(), out_dir=tmp_path / "run")
+    assert any("free on its file system" in e for e in report.errors), report.errors
+
+
+@pytest.mark.parametrize(
+    "case, fragments",
+    [
+        ("tiny-rtt", ["less than one 1500-byte packet"]),
+        ("1ns", ["memory", "sample_interval"]),
+        ("million", ["--force"]),
+        ("1e9s", ["days of CPU", "experiment.duration"]),
+    ],
+)
+def test_cli_refuses_before_simulating_fast_and_small(tmp_path, case, fragments):
+    """From a real process: each hostile case is refused by `validate` and by `run`
+    within 2 s and 500 MB, and `run` leaves no results directory."""
+    d = {
+        "tiny-rtt": TINY_RTT,
+        "1ns": spec(experiment={"sample_interval": "1ns"}),
+        "million": spec(experiment={"duration": "1s"}, flows={"count": 1_000_000}),
+        "1e9s": spec(experiment={"duration": "1e9s"}),
+    }[case]
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(d))
+    for cmd in (
+        ["validate", str(path)],
+        ["validate", "--json", str(path)],
+        ["run", str(path), "-o", str(tmp_path / "o")],
+    ):
+        code = (
+            "import resource, sys; from ccbench.cli import main\n"
+            f"try:\n    main({cmd!r})\n"
+            "finally:\n    print('maxrss_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        )
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+        elapsed = time.monotonic() - t0
+        assert p.returncode == 2, (cmd, p.stdout[-500:], p.stderr[-2000:])
+        assert "Traceback" not in p.stderr
+        for f in fragments:
+            assert f in p.stderr, (cmd, p.stderr)
+        rss_mb = int(p.stderr.split("maxrss_kb")[-1].split()[0]) / 1024
+        assert rss_mb < 500, (cmd, rss_mb)
+        assert elapsed < 2 + 3, (cmd, elapsed)  # 2 s target; slack for a loaded 2-core CI machine
+        assert len(p.stdout) < 10_000  # --json prints no per-flow expansion
+    assert not (tmp_path / "o").exists()

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""ccbench side of the host-model validation grid (docs/validation.md, issue 13).
+
+Runs two-flow pairs through a 100 Mbit/s pfifo bottleneck, the same grid as
+`validation/host_kernel_batch.sh grid`, and prints one JSON line per run with the
+statistics `netns_host.sh` reports for the kernel: per-flow goodput share, Jain's
+index, link utilization, retransmissions in the measurement window and mean sRTT.
+
+    python3 validation/host_grid.py --seeds 1-5 > validation/data/host/ours-after.jsonl
+    python3 validation/host_grid.py --seeds 1-5 --host '{"model": "ideal"}' > ours-ideal.jsonl
+    python3 validation/host_grid.py --summarize validation/data/host   # the table
+
+"No added delay" is a 50 µs base RTT (the veth path's idle ping minimum is 20-60 µs);
+"20 ms" puts 20 ms on the ACK path when the engine can place delay (`delay_path =
+"ack"`), else splits it as the old engine did (recorded per row).
+Utilization is goodput over the goodput a saturated link can carry (MSS / wire bytes:
+1448/1500 here, 1448/1514 in the kernel, whose tbf counts the Ethernet header), so the
+two are comparable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import statistics as st
+import sys
+
+PAIRS = ["cubic,cubic", "bbr,cubic", "reno,cubic", "bbr,bbr"]
+LIMITS = [20, 100, 500]
+DELAYS_MS = [0, 20]
+RATE = 100_000_000
+KERNEL_PAYLOAD_EFFICIENCY = 1448 / 1514
+OURS_PAYLOAD_EFFICIENCY = 1448 / 1500
+ENGINE_CCA = {"bbr": "bbr1", "cubic": "cubic", "reno": "reno"}
+
+
+def spec(pair: str, limit: int, delay_ms: int, seed: int, host: dict | None, ack_path: bool,
+         duration: int, warmup: int) -> dict:
+    senders = []
+    flows = []
+    for i, cca in enumerate(pair.split(",")):
+        s = {"name": f"h{i + 1}", "rtt": "20ms" if delay_ms else "50us"}
+        if delay_ms and ack_path:
+            s["delay_path"] = "ack"
+        senders.append(s)
+        flows.append({"name": f"f{i + 1}", "sender": s["name"], "cca": ENGINE_CCA[cca],
+                      "start": f"{2 * i}ms"})
+    d = {
+        "experiment": {"name": "host-grid", "seed": seed, "duration": f"{duration}s",
+                       "warmup": f"{warmup}s", "sample_interval": "100ms"},
+        "bottleneck": {"rate": "100Mbit", "buffer": f"{limit}pkt", "qdisc": "pfifo"},
+        "senders": senders,
+        "flows": flows,
+    }
+    if host is not None:
+        d["host"] = host
+    return d
+
+
+def measure(r, warmup_ns: int, duration_ns: int) -> dict:
+    flows = r.flows.sort_values("flow_id")
+    ts = r.flow_ts
+    secs = (duration_ns - warmup_ns) / 1e9
+    good = [(row.delivered_bytes - row.delivered_bytes_at_warmup) * 8 / secs / 1e6 for row in flows.itertuples()]
+    out = {"flows": []}
+    for row, g in zip(flows.itertuples(), good, strict=False):
+        f = ts[(ts.flow_id == row.flow_id) & (ts.time_ns >= warmup_ns)]
+        at_warm = f.retrans_total.iloc[0] if len(f) else 0
+        out["flows"].append({
+            "cca": row.cca, "goodput_mbps": g,
+            "retrans_in_window": int(row.segs_retrans - at_warm),
+            "srtt_us_mean": float(f.srtt_ns.mean() / 1e3) if len(f) else None,
+        })
+    tot = sum(good)
+    out["shares"] = [x / tot for x in good]
+    out["jain"] = tot * tot / (len(good) * sum(x * x for x in good))
+    out["utilization"] = tot / (RATE / 1e6) / OURS_PAYLOAD_EFFICIENCY
+    out["drops"] = int(r.manifest["stats"].get("data_pkts_dropped", 0))
+    return out
+
+
+def run_grid(a) -> None:
+    import ccbench
+
+    host = json.loads(a.host) if a.host else None
+    lo, _, hi = a.seeds.partition("-")
+    seeds = range(int(lo), int(hi or lo) + 1)
+    for pair in a.pairs.split(";"):
+        for limit in a.limits:
+            for delay in a.delays:
+                for seed in seeds:
+                    d = spec(pair, limit, delay, seed, host, not a.split_delay, a.duration, a.warmup)
+                    r = ccbench.run(d)
+                    row = {"source": "ccbench", "label": a.label, "ccas": pair, "pfifo_limit_pkts": limit,
+                           "ack_delay_ms": delay, "seed": seed, "host": host,
+                           "delay_path": "split" if a.split_delay or not delay else "ack",
+                           "engine_cpu_s": r.manifest.get("engine_cpu_s")}
+                    row |= measure(r, a.warmup * 10**9, a.duration * 10**9)
+                    print(json.dumps(row), flush=True)
+
+
+def _rng(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return None
+    return st.mean(xs), min(xs), max(xs)
+
+
+def _cell(t, fmt):
+    if t is None:
+        return "–"
+    m, lo, hi = t
+    return f"{fmt(m)} ({fmt(lo)}–{fmt(hi)})"
+
+
+def summarize(a) -> None:
+    """Markdown table: kernel rows (grid-*.json) beside each labelled ccbench set."""
+    d = a.summarize
+    rows = {}
+    for p in glob.glob(f"{d}/grid-*.json"):
+        k = json.load(open(p))
+        key = (k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"]))
+        k["utilization"] = k["total_goodput_mbps"] / (k["rate_mbps"] * KERNEL_PAYLOAD_EFFICIENCY)
+        rows.setdefault(key, {}).setdefault("linux", []).append(k)
+    for p in glob.glob(f"{d}/ours-*.jsonl"):
+        for line in open(p):
+            o = json.loads(line)
+            key = (o["ccas"], o["pfifo_limit_pkts"], int(o["ack_delay_ms"]))
+            rows.setdefault(key, {}).setdefault(o["label"], []).append(o)
+    labels = a.labels.split(",")
+
+    def stats(runs):
+        if not runs:
+            return None
+        return {
+            "share1": _rng([r["shares"][0] for r in runs if r.get("shares")]),
+            "jain": _rng([r["jain"] for r in runs]),
+            "util": _rng([r["utilization"] for r in runs]),
+            "retx": _rng([sum(f.get("retrans_in_window") or 0 for f in r["flows"]) for r in runs]),
+            "srtt": _rng([st.mean(f["srtt_us_mean"] for f in r["flows"] if f.get("srtt_us_mean"))
+                          for r in runs]),
+            "n": len(runs),
+        }
+
+    def verdict(o, k):
+        if o is None or k is None:
+            return ""
+        bad = []
+        if abs(o["share1"][0] - k["share1"][0]) > 0.05:
+            bad.append("share")
+        if abs(o["jain"][0] - k["jain"][0]) > 0.03:
+            bad.append("Jain")
+        if abs(o["util"][0] - k["util"][0]) > 0.02:
+            bad.append("util")
+        ko, kk = o["retx"][0], k["retx"][0]
+        if not (kk / 2 <= ko <= kk * 2) and not (ko < 20 and kk < 20):
+            bad.append("retx")
+        if abs(o["srtt"][0] - k["srtt"][0]) > 0.15 * k["srtt"][0]:
+            bad.append("sRTT")
+        return "ok" if not bad else "off: " + ", ".join(bad)
+
+    print("| pair | pfifo | ACK delay | source | runs | flow-1 share | Jain | utilization | retx (window, both flows) | mean sRTT µs | vs kernel |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for key in sorted(rows, key=lambda k: (PAIRS.index(k[0]) if k[0] in PAIRS else 9, k[2], k[1])):
+        pair, limit, delay = key
+        k = stats(rows[key].get("linux", []))
+        for src in ["linux", *labels]:
+            s = stats(rows[key].get(src, []))
+            if s is None:
+                continue
+            print(f"| {pair} | {limit} | {delay} ms | {src} | {s['n']} | {_cell(s['share1'], lambda x: f'{x:.3f}')} "
+                  f"| {_cell(s['jain'], lambda x: f'{x:.3f}')} | {_cell(s['util'], lambda x: f'{x:.3f}')} "
+                  f"| {_cell(s['retx'], lambda x: f'{x:.0f}')} | {_cell(s['srtt'], lambda x: f'{x:.0f}')} "
+                  f"| {verdict(s, k) if src != 'linux' else ''} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="1-5")
+    ap.add_argument("--pairs", default=";".join(PAIRS), help="';'-separated pairs, e.g. 'cubic,cubic;bbr,bbr'")
+    ap.add_argument("--limits", type=int, nargs="+", default=LIMITS)
+    ap.add_argument("--delays", type=int, nargs="+", default=DELAYS_MS)
+    ap.add_argument("--duration", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--host", help="[host] table as JSON (omit for the engine's default)")
+    ap.add_argument("--split-delay", action="store_true", help="split the 20 ms over both paths (old engine)")
+    ap.add_argument("--label", default="ccbench")
+    ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
+    ap.add_argument("--labels", default="before,after", help="ccbench labels to list, in order")
+    a = ap.parse_args()
+    if a.summarize:
+        summarize(a)
+    else:
+        run_grid(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
