@@ -38,7 +38,7 @@ def blocks(lang: str) -> list[tuple[str, str]]:
 
 
 TOML = [b for b in blocks("toml") if "[sweep" not in b[1]]
-PYTHON = [b for b in blocks("python") if b[0].split("#")[0] in ("README.md", "spec.md")]
+PYTHON = [b for b in blocks("python") if b[0].split("#")[0] in ("README.md", "spec.md", "python-cca.md")]
 
 
 def test_examples_are_found():

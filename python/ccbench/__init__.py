@@ -36,9 +36,12 @@ _LAZY = {
     "RunTooLarge": "errors",
     "EngineError": "engine",
     "EngineUnavailable": "engine",
+    "Cca": "pycca",
+    "PythonCcaError": "pycca",
 }
 
 __all__ = [
+    "Cca",
     "CcbenchError",
     "EngineError",
     "EngineUnavailable",
@@ -46,6 +49,7 @@ __all__ = [
     "OutputDirError",
     "PreflightError",
     "PreflightWarning",
+    "PythonCcaError",
     "ResultsError",
     "RunInterrupted",
     "RunResult",
@@ -72,6 +76,7 @@ if TYPE_CHECKING:
         RunInterrupted,
         RunTooLarge,
     )
+    from .pycca import Cca, PythonCcaError
     from .results import RunResult
     from .spec import Experiment, SpecError
 

@@ -196,6 +196,7 @@ def run_config(
     keep_partial: bool = False,
     max_recorded_bytes: int | None = None,
     progress_interval_s: float = 0.1,
+    python_ccas: dict[str, Callable[[str], Any]] | None = None,
 ) -> dict[str, Any]:
     """Run a resolved engine configuration; returns the binding's raw result dict.
 
@@ -203,6 +204,8 @@ def run_config(
     wall time; Ctrl-C raises ``KeyboardInterrupt``, unless ``keep_partial``, which
     returns the tables so far with ``"interrupted": True``. A run whose recorded
     samples and events outgrow ``max_recorded_bytes`` stops with :class:`RunTooLarge`.
+    ``python_ccas`` maps each ``python:`` CCA name to a factory (:func:`ccbench.pycca.factories`);
+    a hook that fails raises :class:`~ccbench.pycca.PythonCcaError` caused by the user's exception.
     """
     text = json.dumps(config)
     mod = core()
@@ -213,7 +216,12 @@ def run_config(
             keep_partial=keep_partial,
             max_recorded_bytes=max_recorded_bytes,
             progress_interval_s=progress_interval_s,
+            python_ccas=python_ccas or None,
         )
+    except mod.CcaError as e:
+        from .pycca import PythonCcaError
+
+        raise PythonCcaError(str(e)) from e.__cause__
     except ValueError as e:
         raise EngineError(f"the engine rejected the configuration: {e}") from e
     except MemoryError as e:

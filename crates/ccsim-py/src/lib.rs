@@ -2,8 +2,11 @@
 //! live here: a JSON config in, columnar tables out as NumPy arrays (strings as
 //! dictionary codes + values), so no per-row Python objects are created.
 
+mod pycca;
+
 use numpy::IntoPyArray;
 use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyMemoryError, PyRuntimeError, PyValueError};
@@ -84,12 +87,18 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
 /// KeyboardInterrupt: then the tables so far are returned with "interrupted": True.
 /// When the recorded samples and events exceed `max_recorded_bytes`, the run stops
 /// with MemoryError naming the budget (instead of an allocation failure later).
+///
+/// `python_ccas` maps each `python:` CCA name of the config to a factory
+/// `factory(params_json) -> ccbench.Cca`. A run with Python CCAs keeps the GIL (their
+/// hooks need it on every ACK); the first hook that fails stops the run with
+/// `CcaError` naming the CCA, flow, hook and simulated time, caused by the user's
+/// exception.
 // Wall-clock reads are forbidden in the engine (clippy.toml) so results cannot depend
 // on them; the binding paces Python callbacks by wall time, which only decides *when*
 // the engine is asked to go on, never what it computes.
 #[allow(clippy::disallowed_methods)]
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None, keep_partial=false, max_recorded_bytes=None, progress_interval_s=0.1))]
+#[pyo3(signature = (config_json, progress=None, keep_partial=false, max_recorded_bytes=None, progress_interval_s=0.1, python_ccas=None))]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
@@ -97,14 +106,29 @@ fn run<'py>(
     keep_partial: bool,
     max_recorded_bytes: Option<u64>,
     progress_interval_s: f64,
+    python_ccas: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let text = config_json.to_owned();
     let interval = Duration::from_secs_f64(progress_interval_s.clamp(0.0, 3600.0));
     let mut pending: Option<PyErr> = None;
     let mut over_budget: Option<Progress> = None;
-    let result = py.allow_threads(|| {
+    let factories: Vec<(String, PyObject)> = match &python_ccas {
+        Some(d) => d.iter().map(|(k, v)| Ok((k.extract::<String>()?, v.unbind()))).collect::<PyResult<_>>()?,
+        None => Vec::new(),
+    };
+    let failure: pycca::Failure = Arc::new(Mutex::new(None));
+    let mut work = || {
+        let mut external = |flow: usize, name: &str, params: &serde_json::Value| {
+            let Some((_, factory)) = factories.iter().find(|(n, _)| n == name) else {
+                return Err(format!("no Python class was given for '{name}'"));
+            };
+            Python::with_gil(|py| pycca::PyCca::build(py, factory.bind(py), name, flow, params, failure.clone()))
+        };
         let mut last = Instant::now();
         let mut control = |p: &Progress| -> Control {
+            if failure.lock().map_or(true, |f| f.is_some()) {
+                return Control::Stop;
+            }
             if max_recorded_bytes.is_some_and(|limit| p.recorded_bytes > limit) {
                 over_budget = Some(*p);
                 return Control::Stop;
@@ -127,8 +151,14 @@ fn run<'py>(
                 }
             })
         };
-        std::panic::catch_unwind(AssertUnwindSafe(|| ccsim::run_json_with(&text, &mut control)))
-    });
+        std::panic::catch_unwind(AssertUnwindSafe(|| {
+            ccsim::run_json_with_ccas(&text, &mut control, Some(&mut external))
+        }))
+    };
+    let result = if factories.is_empty() { py.allow_threads(work) } else { work() };
+    if let Some(err) = failure.lock().ok().and_then(|mut f| f.take()) {
+        return Err(err);
+    }
     let out = match result {
         Ok(Ok(out)) => out,
         Ok(Err(msg)) => return Err(PyValueError::new_err(msg)),
@@ -190,5 +220,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
     m.add_function(wrap_pyfunction!(check_cca, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    pycca::register(m)?;
     Ok(())
 }

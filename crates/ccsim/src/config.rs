@@ -334,7 +334,9 @@ impl ExperimentConfig {
             if f.size_bytes == Some(0) {
                 return Err(format!("flows[{i}].size_bytes: must be > 0"));
             }
-            crate::cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
+            if !crate::cc::registry::is_external(&f.cca) {
+                crate::cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
+            }
         }
         Ok(())
     }

@@ -144,6 +144,15 @@ pub fn run(cfg: &ExperimentConfig) -> Result<RunOutput, String> {
 /// progress so far; it may stop the run (progress display, Ctrl-C, memory budget).
 /// The callback sees only progress, never the world, so it cannot change results.
 pub fn run_with(cfg: &ExperimentConfig, control: &mut dyn FnMut(&Progress) -> Control) -> Result<RunOutput, String> {
+    run_with_ccas(cfg, control, None)
+}
+
+/// [`run_with`], building the `python:` CCAs through `external` (the Python binding).
+pub fn run_with_ccas(
+    cfg: &ExperimentConfig,
+    control: &mut dyn FnMut(&Progress) -> Control,
+    external: Option<&mut cc::registry::ExternalCcas<'_>>,
+) -> Result<RunOutput, String> {
     cfg.validate()?;
     let expanded;
     let cfg = if cfg.flows.iter().any(|f| f.count != 1) {
@@ -152,7 +161,7 @@ pub fn run_with(cfg: &ExperimentConfig, control: &mut dyn FnMut(&Progress) -> Co
     } else {
         cfg
     };
-    let mut world = World::build(cfg)?;
+    let mut world = World::build(cfg, external)?;
     let interrupted = world.run(control);
     Ok(world.finish(interrupted))
 }
@@ -164,8 +173,17 @@ pub fn run_json(text: &str) -> Result<RunOutput, String> {
 
 /// [`run_json`] with a control callback (see [`run_with`]).
 pub fn run_json_with(text: &str, control: &mut dyn FnMut(&Progress) -> Control) -> Result<RunOutput, String> {
+    run_json_with_ccas(text, control, None)
+}
+
+/// [`run_json_with`], building the `python:` CCAs through `external`.
+pub fn run_json_with_ccas(
+    text: &str,
+    control: &mut dyn FnMut(&Progress) -> Control,
+    external: Option<&mut cc::registry::ExternalCcas<'_>>,
+) -> Result<RunOutput, String> {
     let cfg = ExperimentConfig::from_json(text)?;
-    run_with(&cfg, control)
+    run_with_ccas(&cfg, control, external)
 }
 
 fn ack_wire_bytes(a: &Ack) -> u32 {
@@ -174,14 +192,16 @@ fn ack_wire_bytes(a: &Ack) -> u32 {
 }
 
 impl<'a> World<'a> {
-    fn build(cfg: &'a ExperimentConfig) -> Result<Self, String> {
+    fn build(cfg: &'a ExperimentConfig, mut external: Option<&mut cc::registry::ExternalCcas<'_>>) -> Result<Self, String> {
         let topology::Network { mut links, routes, paths, sender_names } = topology::build(cfg)?;
         for l in links.iter_mut().filter(|l| l.recorded) {
             l.queue.sojourn_every = SOJOURN_SAMPLE_EVERY;
         }
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for ((i, f), path) in cfg.flows.iter().enumerate().zip(paths) {
-            flows.push(Self::build_flow(cfg, i, f, path)?);
+            let cca = cc::registry::build_for_flow(i, &f.cca, &f.cca_params, external.as_deref_mut())
+                .map_err(|e| format!("flows[{i}].cca: {e}"))?;
+            flows.push(Self::build_flow(cfg, i, f, path, cca)?);
         }
         let mut hosts = Vec::new();
         let mut host_direct = Vec::new();
@@ -213,9 +233,8 @@ impl<'a> World<'a> {
         })
     }
 
-    fn build_flow(cfg: &ExperimentConfig, i: usize, f: &FlowConfig, path: FlowPath) -> Result<FlowRt, String> {
+    fn build_flow(cfg: &ExperimentConfig, i: usize, f: &FlowConfig, path: FlowPath, cca: cc::BoxedCca) -> Result<FlowRt, String> {
         let host: &HostConfig = cfg.sender_host(path.sender);
-        let cca = cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
         // A CCA that needs ECN (DCTCP) turns it on, with accurate CE echo.
         let accurate_ecn = cca.needs_ecn();
         let ecn = f.ecn || accurate_ecn;

@@ -6,7 +6,7 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
-from .. import engine
+from .. import engine, pycca
 from ..results import tables_from_engine
 from . import BackendRun, BackendUnavailable, ProgressFn
 
@@ -58,6 +58,7 @@ class SimBackend:
             progress=_engine_progress(progress),
             keep_partial=keep_partial,
             max_recorded_bytes=max_recorded_bytes,
+            python_ccas=pycca.factories(config["flows"]),
         )
         wall = time.perf_counter() - t0
         engine_cpu = time.process_time() - cpu0

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from .. import pycca
 from ..engine import CcaCatalog
 from .fields import Duration, OptDuration, OptName, OptSize, _Model
 
@@ -23,7 +24,9 @@ class FlowSpec(_Model):
 
     name: OptName = Field(None, description="group label of these flows in the result tables; default: the CCA name")
     sender: OptName = Field(None, description="name of the sending host; may be omitted when there is one sender")
-    cca: str = Field(description="congestion control algorithm, e.g. 'cubic'")
+    cca: str = Field(
+        description="congestion control algorithm, e.g. 'cubic', or a Python one: 'python:mypkg.mymod:MyCca'"
+    )
     params: dict[str, Any] = Field(default_factory=dict, description="CCA parameter overrides")
     count: int = Field(1, ge=1, le=MAX_FLOWS, description="number of identical flows")
     start: Duration = Field(0, description="start time, e.g. '15s'")
@@ -40,9 +43,18 @@ class FlowSpec(_Model):
     ecn: bool = Field(False, description="negotiate ECN")
     min_rto: Duration = Field(DEFAULT_MIN_RTO_NS, description="minimum retransmission timeout (Linux: 200ms)")
 
+    @field_validator("cca", mode="before")
+    @classmethod
+    def _cca_class(cls, v: Any) -> Any:
+        """A ``ccbench.Cca`` subclass given by object becomes its ``python:`` name."""
+        return pycca.name_of(v) if isinstance(v, type) else v
+
     @field_validator("cca")
     @classmethod
     def _known_cca(cls, v: str, info: ValidationInfo) -> str:
+        if pycca.is_python_cca(v):
+            pycca.resolve(v)
+            return v
         cat: CcaCatalog | None = (info.context or {}).get("ccas")
         if cat is not None and cat.get(v) is None:
             raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
@@ -61,6 +73,9 @@ class FlowSpec(_Model):
             ) from None
         cat: CcaCatalog | None = (info.context or {}).get("ccas")
         cca = info.data.get("cca")
+        if isinstance(cca, str) and pycca.is_python_cca(cca):
+            pycca.check_params(cca, v)
+            return v
         if cat is not None and cca is not None:
             try:
                 cat.check(cca, v)

@@ -74,6 +74,36 @@ pub static REGISTRY: &[CcaInfo] = &[
     super::vivace::INFO,
 ];
 
+/// The prefix of CCA names the registry does not build: user CCAs written in Python
+/// (`python:mypkg.mymod:MyCca`), which the Python binding builds through an
+/// [`ExternalCcas`] builder. Spec validation in Rust accepts them unchecked.
+pub const EXTERNAL_PREFIX: &str = "python:";
+
+/// Builds the CCAs named with [`EXTERNAL_PREFIX`]: `(flow index, name, params)`.
+pub type ExternalCcas<'f> = dyn FnMut(usize, &str, &serde_json::Value) -> Result<BoxedCca, String> + 'f;
+
+/// Whether `name` is left to an [`ExternalCcas`] builder.
+pub fn is_external(name: &str) -> bool {
+    name.starts_with(EXTERNAL_PREFIX)
+}
+
+/// Build flow `flow`'s CCA: from the registry, or through `external` for a
+/// `python:` name (an error when there is none, i.e. outside the Python front end).
+pub fn build_for_flow(
+    flow: usize,
+    name: &str,
+    params: &serde_json::Value,
+    external: Option<&mut ExternalCcas<'_>>,
+) -> Result<BoxedCca, String> {
+    if !is_external(name) {
+        return build(name, params);
+    }
+    match external {
+        Some(builder) => builder(flow, name, params),
+        None => Err(format!("'{name}' is a Python CCA: only the Python front end (ccbench) can run it")),
+    }
+}
+
 /// Look up a CCA by name and build it with `params` (a JSON object, or null).
 pub fn build(name: &str, params: &serde_json::Value) -> Result<BoxedCca, String> {
     match REGISTRY.iter().find(|c| c.name == name) {
