@@ -52,7 +52,20 @@ def _fmt(value: Any, column: str = "") -> str:
 
 
 @click.command("sweep")
-@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("spec", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.option(
+    "--suite",
+    default=None,
+    metavar="NAME",
+    help="run a shipped reproduction suite (a study or one scenario id; `ccbench suites`) instead of SPEC",
+)
+@click.option(
+    "--scale",
+    type=click.Choice(["quick", "paper", "tiny"]),
+    default="quick",
+    show_default=True,
+    help="with --suite: the study's own scale, or shrunk (docs/reproduction.md)",
+)
 @click.option(
     "-o",
     "--out",
@@ -96,7 +109,8 @@ def _fmt(value: Any, column: str = "") -> str:
 @click.option("--no-progress", is_flag=True, help="no progress bar or progress lines")
 @click.option("--json", "as_json", is_flag=True, help="with --dry-run: print the plan as JSON lines")
 def sweep_cmd(
-    spec: Path, out_dir: Path | None, dry_run: bool, workers: int | None, dask: str | None, retry_failed: bool,
+    spec: Path | None, suite: str | None, scale: str, out_dir: Path | None, dry_run: bool, workers: int | None,
+    dask: str | None, retry_failed: bool,
     timeout: float | None, max_attempts: int, stream: bool, force: bool, no_progress: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Run the sweep SPEC (an experiment spec with a [sweep] table) into a directory.
@@ -109,6 +123,17 @@ def sweep_cmd(
 
     if stream and dask is None:
         _fail("--stream applies to the Dask executor; add --dask local or --dask tcp://host:8786")
+    if (spec is None) == (suite is None):
+        _fail("give either a sweep SPEC or --suite NAME")
+    if suite is not None:
+        from ..suites.cli import run_suite_cli
+
+        run_suite_cli(
+            suite, scale, out_dir, workers=workers, dask=dask, dry_run=dry_run, retry_failed=retry_failed,
+            timeout=timeout, max_attempts=max_attempts, stream=stream, progress=not no_progress, force=force,
+        )  # fmt: skip
+        return
+    assert spec is not None
     with _user_errors():
         try:
             sweep = load_sweep(spec)

@@ -1,0 +1,190 @@
+"""Per-run quantities of the study reports that the sweep index does not hold, one
+function per report layout (``[suite] report`` of a scenario), each reading one run's
+tables through :mod:`ccbench.metrics` (definitions in ``../shared/spec/metrics.md``).
+
+Every function takes a :class:`~ccbench.results.RunResult` and returns a flat dict of
+numbers; the report averages them over repetitions like the index's headline metrics.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.convergence import jfi_convergence_time, time_to_fraction
+from ..metrics.fairness import jain_index
+from ..metrics.mathis import fit_mathis_c, mathis_error, mathis_inputs
+from ..metrics.throughput import flow_goodput, goodput_timeseries
+from ..results import RunResult
+
+__all__ = ["LAYOUT_EXTRAS", "group_shares"]
+
+_BIN_NS = 1_000_000_000  # 1 s throughput bins for the time-based metrics
+
+
+def _window(r: RunResult) -> tuple[int, int]:
+    w = r.derived.get("window", {})
+    return int(w.get("warmup_ns", 0)), int(w.get("duration_ns", 0))
+
+
+def group_shares(r: RunResult) -> dict[str, float]:
+    """M-SHARE per flow group: the group's goodput over the measurement window as a
+    fraction of all flows' goodput."""
+    warmup, _ = _window(r)
+    g = flow_goodput(r.flows, warmup)
+    groups = r.flows["group"].astype(str).to_numpy()
+    total = float(g["goodput_bps"].sum())
+    out: dict[str, float] = {}
+    for name in dict.fromkeys(groups):
+        mine = float(g["goodput_bps"].to_numpy()[groups == name].sum())
+        out[f"share[{name}]"] = mine / total if total > 0 else math.nan
+    return out
+
+
+def _pairs(r: RunResult) -> dict[str, float]:
+    return group_shares(r)
+
+
+def _flow_series(r: RunResult, flow_id: int) -> pd.DataFrame:
+    ts = r.flow_ts
+    return goodput_timeseries(ts[ts["flow_id"] == flow_id], _BIN_NS)
+
+
+def _responsiveness(r: RunResult) -> dict[str, float]:
+    """D1: average throughput of the single flow (responsiveness) and the quartiles
+    of its 1 s throughput samples in the window (efficiency)."""
+    warmup, _ = _window(r)
+    s = _flow_series(r, 0)
+    v = s["goodput_bps"].to_numpy()[s["time_ns"].to_numpy() > warmup] / 1e6
+    if v.size == 0:
+        return {}
+    q25, q50, q75 = np.quantile(v, [0.25, 0.5, 0.75])
+    return {"avg_mbps": float(v.mean()), "q25_mbps": float(q25), "q50_mbps": float(q50), "q75_mbps": float(q75)}
+
+
+def _convergence(r: RunResult) -> dict[str, float]:
+    """Time for Jain's index (5 s windows) of both flows to reach 0.9 after the new
+    stream starts (M-CONV-JFI; D1's epsilon-convergence needs the EMA of each flow,
+    reported by the same threshold rule here)."""
+    series = goodput_timeseries(r.flow_ts, _BIN_NS)
+    t = jfi_convergence_time(series, r.flows, threshold=0.9)
+    return {"conv_s": t.seconds, "converged": float(t.reached)}
+
+
+def _changes(r: RunResult) -> list[tuple[int, float]]:
+    sched = r.derived.get("bottleneck", {}).get("rate_schedule") or []
+    out = []
+    for step in sched:  # [at_ns, rate_bps] pairs (results-format.md, derived.bottleneck)
+        if isinstance(step, (list, tuple)) and len(step) == 2:
+            out.append((int(step[0]), float(step[1])))
+    return out
+
+
+def _bw_changes(r: RunResult) -> dict[str, float]:
+    """M-T90 after every capacity change of the schedule, 10 s and 5 s moving
+    averages (D2 Ch. 4 and Ch. 3), and the flow's median throughput between changes
+    as a fraction of the capacity then."""
+    s = _flow_series(r, 0)
+    t = s["time_ns"].to_numpy()
+    v = s["goodput_bps"].to_numpy()
+    out: dict[str, float] = {}
+    changes = _changes(r)
+    _, duration = _window(r)
+    for i, (at, rate) in enumerate(changes, start=1):
+        for w in (10, 5):
+            tt = time_to_fraction(t, v, change_ns=at, target_bps=rate, window_ns=w * 1_000_000_000)
+            out[f"t90_{i}_ma{w}s"] = tt.seconds if tt.reached else math.nan
+        end = changes[i][0] if i < len(changes) else duration
+        phase = v[(t > at) & (t <= end)]
+        out[f"median_{i}/capacity"] = float(np.median(phase)) / rate if phase.size and rate > 0 else math.nan
+    return out
+
+
+def _phases(r: RunResult) -> dict[str, float]:
+    """The primary flow's median throughput in each cross-traffic phase (the start
+    and stop of each cross-traffic flow) against its ideal share: capacity minus the
+    cross traffic's cap (its sender's access rate)."""
+    flows = r.flows
+    s = _flow_series(r, 0)
+    t = s["time_ns"].to_numpy()
+    v = s["goodput_bps"].to_numpy()
+    senders = {sd["name"]: sd for sd in r.manifest.get("spec", {}).get("senders", [])}
+    rate = float(r.derived.get("bottleneck", {}).get("rate_bps", math.nan))
+    out: dict[str, float] = {}
+    cross = flows[flows["flow_id"] != 0].sort_values("start_ns")
+    for i, row in enumerate(cross.itertuples(index=False), start=1):
+        lo, hi = int(row.start_ns), int(row.stop_ns) if int(row.stop_ns) > 0 else int(row.end_ns)
+        phase = v[(t > lo + _BIN_NS) & (t <= hi)]
+        out[f"phase{i}_median_mbps"] = float(np.median(phase)) / 1e6 if phase.size else math.nan
+        cap = _rate_of(senders.get(str(row.sender_name), {}).get("access_rate"))
+        out[f"phase{i}_ideal_mbps"] = (rate - cap) / 1e6 if math.isfinite(cap) else math.nan
+    return out
+
+
+def _rate_of(text: Any) -> float:
+    from ..units import parse_rate
+
+    try:
+        return float(parse_rate(text)) if text is not None else math.nan
+    except (ValueError, TypeError):
+        return math.nan
+
+
+def _mathis(r: RunResult) -> dict[str, float]:
+    """D3: the fitted Mathis constant with p = loss rate and p = cwnd-halving rate,
+    its median prediction error, and the loss-to-halving ratio."""
+    warmup, _ = _window(r)
+    x = mathis_inputs(r.flows, r.flow_ts, warmup_ns=warmup)
+    out: dict[str, float] = {}
+    for p in ("p_loss", "p_halving"):
+        args = (x["goodput_bps"].to_numpy(), x["mss"].to_numpy(), x["rtt_s"].to_numpy(), x[p].to_numpy())
+        c = fit_mathis_c(*args)
+        out[f"C[{p}]"] = c
+        out[f"err[{p}]"] = mathis_error(*args, c=c) if math.isfinite(c) else math.nan
+    pl, ph = x["p_loss"].to_numpy(dtype=float), x["p_halving"].to_numpy(dtype=float)
+    ok = ph > 0
+    out["loss/halving"] = float(np.median(pl[ok] / ph[ok])) if ok.any() else math.nan
+    return out
+
+
+def _per_flow_quartiles(r: RunResult) -> dict[str, float]:
+    """D4: quartiles of the per-flow mean throughput in the window and Jain's index
+    over all flows."""
+    warmup, _ = _window(r)
+    g = flow_goodput(r.flows, warmup)["goodput_bps"].to_numpy(dtype=float) / 1e6
+    if g.size == 0:
+        return {}
+    q1, q2, q3 = np.quantile(g, [0.25, 0.5, 0.75])
+    return {"flow_q1_mbps": float(q1), "flow_median_mbps": float(q2), "flow_q3_mbps": float(q3)}
+
+
+def _per_tcp(r: RunResult) -> dict[str, float]:
+    """D4 mixed: per TCP, the average per-flow throughput, its share and Jain's index."""
+    warmup, _ = _window(r)
+    g = flow_goodput(r.flows, warmup)["goodput_bps"].to_numpy(dtype=float) / 1e6
+    groups = r.flows["group"].astype(str).to_numpy()
+    out: dict[str, float] = {}
+    total = g.sum()
+    for name in dict.fromkeys(groups):
+        mine = g[groups == name]
+        out[f"avg_mbps[{name}]"] = float(mine.mean())
+        out[f"share[{name}]"] = float(mine.sum() / total) if total > 0 else math.nan
+        out[f"jain[{name}]"] = jain_index(mine)
+    return out
+
+
+#: layout name -> per-run extras (layouts not listed have none: the index suffices).
+LAYOUT_EXTRAS: dict[str, Callable[[RunResult], dict[str, float]]] = {
+    "pairs": _pairs,
+    "responsiveness": _responsiveness,
+    "convergence": _convergence,
+    "bw-changes": _bw_changes,
+    "phases": _phases,
+    "mathis": _mathis,
+    "aqm": _per_flow_quartiles,
+    "pertcp": _per_tcp,
+}

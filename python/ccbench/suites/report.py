@@ -1,0 +1,307 @@
+"""Study reports: a suite directory (``ccbench sweep --suite``) as the study's tables.
+
+One section per scenario, in the study's order: what was run (title, the study's
+figures and tables, the scale and what the scale preserves, every setup choice the
+study leaves open), what could not run (its needs), and the table of our numbers per
+grid cell (means over ``reps`` repetitions) with the layout's own columns
+(:mod:`ccbench.suites.metrics`). Views (``elephants/overall-summary``) are computed
+from the scenarios they aggregate.
+
+**Published values.** ``suites/data/published.toml`` lists, per scenario, where the
+study publishes each result (``source``) and, where we have it, the value with the
+tolerance within which ours agrees. Every entry appears in the report: with a value,
+next to ours with the difference and ``agrees`` / ``DISAGREES``; without one, as
+"not in experiments.md" (the catalog records setups only), never dropped.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .catalog import STUDIES, Scenario, needs, plan_scenario, scenarios
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Published", "load_published", "scenario_table", "write_report"]
+
+#: Index metrics shown in every table: column -> (header, scale factor).
+BASE_METRICS: dict[str, tuple[str, float]] = {
+    "goodput_bps": ("goodput Mbit/s", 1e-6),
+    "utilization": ("util", 1.0),
+    "jain": ("JFI flows", 1.0),
+    "jain_senders": ("JFI senders", 1.0),
+    "retransmission_pct": ("retx %", 1.0),
+    "drop_pct": ("drop %", 1.0),
+    "queue_norm_mean": ("queue/buffer", 1.0),
+}
+
+
+@dataclass
+class Published:
+    scenario: str
+    metric: str
+    source: str
+    where: dict[str, Any]
+    value: float | None = None
+    tolerance: float | None = None
+
+
+def load_published(path: str | os.PathLike[str] | None = None) -> list[Published]:
+    """The published-values file (default: the shipped ``data/published.toml``)."""
+    from .catalog import _data_dir
+
+    p = Path(path) if path is not None else _data_dir() / "published.toml"
+    doc = tomllib.loads(p.read_text(encoding="utf-8"))
+    out = []
+    for i, e in enumerate(doc.get("value", [])):
+        try:
+            out.append(
+                Published(
+                    scenario=str(e["scenario"]),
+                    metric=str(e["metric"]),
+                    source=str(e["source"]),
+                    where=dict(e.get("where", {})),
+                    value=float(e["value"]) if "value" in e else None,
+                    tolerance=float(e["tolerance"]) if "tolerance" in e else None,
+                )
+            )
+        except KeyError as k:
+            raise ValueError(f"{p}: value[{i}] lacks {k}; required: scenario, metric, source") from None
+    return out
+
+
+def _label(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, str) and v.startswith("{"):
+        try:
+            d = json.loads(v)
+            return str(d.get("kind", v)) + "".join(f" {k}={x}" for k, x in d.items() if k != "kind")
+        except ValueError:
+            return v
+    return str(v)
+
+
+def _shown_params(runs: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The parameter columns that vary, without a path column that merely mirrors a
+    variable zipped or derived with it (``bottleneck.qdisc`` beside ``aqm``)."""
+    varying = [c for c in columns if runs[c].astype(str).nunique() > 1]
+    variables = [c for c in varying if c.isidentifier()]
+    text = runs[varying].astype(str)
+
+    def mirrors(path: str) -> bool:
+        return any(
+            text.groupby(v)[path].nunique().max() == 1 and text.groupby(path)[v].nunique().max() == 1
+            for v in variables
+        )
+
+    shown = [c for c in varying if c.isidentifier() or not mirrors(c)]
+    return shown or columns[:1]
+
+
+def _extras(sw: Any, layout: str, run_ids: list[str]) -> pd.DataFrame:
+    from .metrics import LAYOUT_EXTRAS
+
+    fn = LAYOUT_EXTRAS.get(layout)
+    if fn is None or not run_ids:
+        return pd.DataFrame(index=pd.Index(run_ids, name="run_id"))
+    rows = {rid: fn(sw.run(rid)) for rid in run_ids}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("run_id")
+
+
+def scenario_table(sc: Scenario, sweep_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Our numbers for one scenario: one row per grid cell (the parameter columns that
+    vary), ``reps`` complete repetitions, and the means of the index metrics and the
+    layout's extras."""
+    from ..sweeps.results import SweepResults
+
+    sw = SweepResults(sweep_dir)
+    runs = sw.runs
+    runs = runs[runs["status"] == "complete"]
+    if runs.empty:
+        return pd.DataFrame()
+    params = _shown_params(runs, sw.columns)
+    extras = _extras(sw, sc.report, list(runs["run_id"]))
+    data = runs.set_index("run_id").join(extras)
+    metric_cols = [c for c in BASE_METRICS if c in data.columns] + list(extras.columns)
+    values = data[metric_cols].apply(pd.to_numeric, errors="coerce")
+    for c, (_, factor) in BASE_METRICS.items():
+        if c in values.columns:
+            values[c] = values[c] * factor
+    keys = data[params].map(_label) if hasattr(data, "map") else data[params].applymap(_label)
+    table = pd.concat([keys, values], axis=1).groupby(params, sort=False, dropna=False)
+    out = table.mean(numeric_only=True)
+    out.insert(0, "reps", table.size())
+    out = out.reset_index().rename(columns={c: h for c, (h, _) in BASE_METRICS.items()})
+    return out.dropna(axis=1, how="all")
+
+
+def _match(table: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
+    sel = table
+    for k, v in where.items():
+        if k not in sel.columns:
+            return sel.iloc[0:0]
+        sel = sel[sel[k].astype(str) == _label(v)]
+    return sel
+
+
+def _comparisons(sc: Scenario, table: pd.DataFrame, published: list[Published]) -> list[dict[str, Any]]:
+    rows = []
+    for p in (p for p in published if p.scenario == sc.id):
+        where = ", ".join(f"{k}={v}" for k, v in p.where.items()) or "all cells"
+        row: dict[str, Any] = {"where": where, "metric": p.metric, "source": p.source}
+        sel = _match(table, p.where) if not table.empty else table
+        ours = float(sel[p.metric].mean()) if p.metric in sel.columns and len(sel) else math.nan
+        row["ours"] = ours
+        if p.value is None:
+            row.update(published="not in experiments.md", difference="", verdict="no published value to compare")
+        elif not math.isfinite(ours):
+            row.update(published=p.value, difference="", verdict="not measured (no matching run)")
+        else:
+            diff = ours - p.value
+            tol = p.tolerance if p.tolerance is not None else 0.1 * abs(p.value)
+            row.update(
+                published=p.value,
+                difference=diff,
+                verdict="agrees" if abs(diff) <= tol else f"DISAGREES (|difference| > {tol:g})",
+            )
+        rows.append(row)
+    return rows
+
+
+def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
+    """D0 Table 3: per pairing x AQM, average utilization and Jain's index over all
+    buffers and bandwidths (means of cell means), and relative retransmissions: each
+    run's retransmissions over those of CUBIC-vs-CUBIC in the same condition,
+    averaged (M-RR)."""
+    from ..sweeps.results import SweepResults
+
+    frames = []
+    for sid in ("elephants/inter-cca-grid", "elephants/intra-cca-grid"):
+        if sid in dirs:
+            r = SweepResults(dirs[sid]).runs
+            r = r[r["status"] == "complete"].copy()
+            r["pairing"] = r["pair"].astype(str) + ("-cubic" if sid.startswith("elephants/inter") else "-self")
+            frames.append(r)
+    if not frames:
+        return pd.DataFrame()
+    runs = pd.concat(frames, ignore_index=True)
+    cond = ["aqm", "k", "rate_mbit", "repetition"]
+    ref = runs[runs["pairing"] == "cubic-self"].set_index(cond)["retransmissions"]
+    key = pd.MultiIndex.from_frame(runs[cond])
+    base = ref.reindex(key).to_numpy(dtype=float)
+    runs["rr"] = np.where(base > 0, runs["retransmissions"].to_numpy(dtype=float) / base, np.nan)
+    cells = runs.groupby(["pairing", "aqm", "k", "rate_mbit"], sort=False).mean(numeric_only=True)
+    out = cells.groupby(["pairing", "aqm"], sort=False)[["utilization", "jain_senders", "rr"]].mean()
+    return out.reset_index().rename(
+        columns={"utilization": "avg util (M-AVG-PHI)", "jain_senders": "avg JFI (M-AVG-J)", "rr": "RR (M-RR)"}
+    )
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, (float, np.floating)):
+        return "-" if not math.isfinite(float(v)) else f"{float(v):.4g}"
+    return str(v)
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    if df.empty:
+        return "_no complete runs_\n"
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(v).replace("|", "/") for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _html_table(df: pd.DataFrame, flag_col: str | None = None) -> str:
+    if df.empty:
+        return "<p><em>no complete runs</em></p>"
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    body = []
+    for row in df.itertuples(index=False):
+        cells = []
+        for c, v in zip(df.columns, row, strict=True):
+            text = html.escape(_fmt(v))
+            cls = ' class="bad"' if c == flag_col and "DISAGREES" in text else ""
+            cells.append(f"<td{cls}>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}
+table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
+th{background:#f0f0f0}.bad{background:#fdd;font-weight:bold}.needs{color:#a40}pre{white-space:pre-wrap}"""
+
+
+def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str] | None = None) -> Path:
+    """Write ``report.md`` and ``report.html`` for the suite run in ``root``; returns the
+    HTML path."""
+    from .run import suite_dirs
+
+    root = Path(root)
+    meta, dirs = suite_dirs(root)
+    scale = str(meta.get("scale", "quick"))
+    pub = load_published(published)
+    by_id = {s.id: s for s in scenarios()}
+    md: list[str] = [f"# Reproduction suite `{meta['suite']}` ({scale} scale)\n"]
+    ht: list[str] = [f"<h1>Reproduction suite <code>{html.escape(str(meta['suite']))}</code> ({scale} scale)</h1>"]
+    study = None
+    disagreements = 0
+    for sid in meta.get("scenarios", []):
+        sc = by_id.get(sid)
+        if sc is None:
+            continue
+        if sc.study != study:
+            study = sc.study
+            doc, title = STUDIES[study]
+            md.append(f"\n## {doc}: {title}\n")
+            ht.append(f"<h2>{doc}: {html.escape(title)}</h2>")
+        md.append(f"\n### `{sc.id}`: {sc.title}\n\nStudy: {sc.source}. Scale: {scale} ({sc.preserves(scale)}).\n")
+        ht.append(f"<h3><code>{html.escape(sc.id)}</code>: {html.escape(sc.title)}</h3>")
+        ht.append(f"<p>Study: {html.escape(sc.source)}. Scale: {scale} ({html.escape(sc.preserves(scale))}).</p>")
+        if sc.notes:
+            md.append(f"\nSetup choices: {' '.join(sc.notes.split())}\n")
+            ht.append(f"<p><em>Setup choices:</em> {html.escape(' '.join(sc.notes.split()))}</p>")
+        if sc.kind == "undescribed":
+            md.append(f"\nNothing to run: {sc.undescribed}.\n")
+            ht.append(f"<p class=needs>Nothing to run: {html.escape(sc.undescribed)}.</p>")
+            continue
+        missing = needs(plan_scenario(sc, scale))
+        if missing:
+            md.append("\nNot run (needs):\n" + "".join(f"- {n}\n" for n in missing))
+            ht.append("<p class=needs>Not run (needs):</p><ul class=needs>"
+                      + "".join(f"<li>{html.escape(n)}</li>" for n in missing) + "</ul>")  # fmt: skip
+        if sc.kind == "view":
+            table = _elephants_summary(root, dirs) if sc.report == "elephants-summary" else pd.DataFrame()
+        else:
+            table = scenario_table(sc, dirs[sid]) if sid in dirs else pd.DataFrame()
+        md.append("\n" + _md_table(table))
+        ht.append(_html_table(table))
+        comp = _comparisons(sc, table, pub)
+        if comp:
+            cdf = pd.DataFrame(comp)[["where", "metric", "source", "published", "ours", "difference", "verdict"]]
+            disagreements += int(cdf["verdict"].astype(str).str.startswith("DISAGREES").sum())
+            md.append("\nPublished results:\n\n" + _md_table(cdf))
+            ht.append("<p>Published results:</p>" + _html_table(cdf, flag_col="verdict"))
+    summary = f"{disagreements} disagreement(s) with published values (flagged DISAGREES below)."
+    md.insert(1, f"\n{summary}\n")
+    ht.insert(1, f"<p><strong>{html.escape(summary)}</strong></p>")
+    (root / "report.md").write_text("".join(md), encoding="utf-8")
+    out = root / "report.html"
+    page = f"<!doctype html><meta charset=utf-8><title>ccbench suite {html.escape(str(meta['suite']))}</title>"
+    out.write_text(page + f"<style>{_CSS}</style>" + "\n".join(ht), encoding="utf-8")
+    return out

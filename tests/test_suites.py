@@ -1,0 +1,184 @@
+"""Reproduction suites: every scenario id of experiments.md is shipped, every suite spec
+validates at every scale, what a scenario needs comes from spec validation, each study
+runs at the tiny scale and writes its report, published values are compared."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ccbench.cli import cli
+from ccbench.suites import STUDIES, needs, plan_scenario, scenario_sweep, scenarios, select
+from ccbench.suites.catalog import unexplained
+from ccbench.suites.run import InlineExecutor, run_suite
+from ccbench.sweeps.plan import expand
+
+EXPERIMENTS_MD = Path(__file__).resolve().parents[1] / ".." / "shared" / "spec" / "experiments.md"
+
+
+@functools.cache
+def planned(sid: str, scale: str):
+    """Each scenario is planned once per scale for the whole module (the paper scale
+    validates ~9,500 runs)."""
+    return plan_scenario(select(sid)[0], scale)
+
+
+def catalog_ids() -> set[str]:
+    """The scenario ids of experiments.md's index table (section 0)."""
+    text = EXPERIMENTS_MD.read_text(encoding="utf-8")
+    index = text.split("## 0. Index of scenarios", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^\| `([a-z0-9-]+/[a-z0-9-]+)` \|", index, flags=re.M))
+
+
+def test_every_scenario_of_the_catalog_is_shipped_once():
+    ids = [s.id for s in scenarios()]
+    assert len(ids) == len(set(ids))
+    expected = catalog_ids()
+    assert len(expected) == 46  # D0 3 + D1 4 + D2 30 + D3 5 + D4 4 (experiments.md "Counts")
+    assert set(ids) == expected
+    assert {s.study for s in scenarios()} == set(STUDIES)
+
+
+@pytest.mark.parametrize("scale", ["paper", "quick", "tiny"])
+def test_every_suite_spec_validates_and_every_problem_is_a_named_need(scale):
+    for sc in scenarios():
+        sp = planned(sc.id, scale)
+        assert unexplained(sp) == [], (sc.id, scale)
+        if sc.kind != "runs":
+            assert sp.runs == 0 and not needs(sp)
+            continue
+        # a scenario either runs everything, or says what it needs
+        assert (sp.valid_runs == sp.runs and sp.error is None) == (not needs(sp)), sc.id
+        if sp.plan is not None:
+            assert sp.runs > 0
+
+
+def test_quick_is_smaller_than_paper_and_fits_in_minutes():
+    quick = paper = 0.0
+    for sc in scenarios():
+        q, p = planned(sc.id, "quick"), planned(sc.id, "paper")
+        assert q.packets <= p.packets, sc.id
+        quick += q.cpu_s
+        paper += p.cpu_s
+    assert quick < 30 * 60  # upper bound of engine CPU for every quick suite together
+    assert paper > 100 * quick
+
+
+def test_quick_keeps_buffers_in_bdp_multiples_of_the_scaled_rate():
+    (sc,) = select("recipe/q1-buffer-sizes")
+    plan = plan_scenario(sc, "quick").plan
+    seen = set()
+    for run in plan.runs:
+        if not run.valid:
+            continue
+        d = run.experiment.derived()
+        k = run.params["k"]
+        rate = d["bottleneck"]["rate_bps"]
+        assert rate == 20_000_000
+        assert d["buffer"]["bdp_bytes"] == rate * 100_000_000 // 8 // 1_000_000_000
+        assert abs(d["buffer"]["bytes"] - k * d["buffer"]["bdp_bytes"]) <= 1
+        seen.add(k)
+    assert seen == {0.25, 1, 4, 16}
+
+
+def test_needs_come_from_validation_not_a_list():
+    """Removing the table the library cannot express makes the same scenario ready."""
+    (sc,) = select("recipe/q2-topologies")
+    sp = plan_scenario(sc, "tiny")
+    assert any("topology" in n and "#15" in n for n in needs(sp))
+    doc = scenario_sweep(sc, "tiny")
+    del doc["base"]["topology"]
+    plan = expand(doc)
+    assert plan.runs and all(r.valid for r in plan.runs)
+
+
+def _run_tiny(name: str, out: Path):
+    outcome = run_suite(name, out, scale="tiny", executor=InlineExecutor(), progress=False)
+    assert outcome.ok, [s.unexpected_failures for s in outcome.scenarios]
+    report = (out / "report.md").read_text()
+    for s in outcome.scenarios:
+        assert f"`{s.id}`" in report
+        sp = planned(s.id, "tiny")
+        assert s.complete == sp.valid_runs, s.id
+        for n in s.needs:
+            assert n in report  # never dropped silently
+        if sp.valid_runs:
+            section = report.split(f"`{s.id}`", 1)[1].split("\n### ", 1)[0]
+            assert "| reps |" in section or "| reps" in section, s.id
+    assert (out / "report.html").stat().st_size > 1000
+    return outcome, report
+
+
+@pytest.mark.parametrize("study", ["aqm-ns3", "ncf"])
+def test_a_study_runs_tiny_and_writes_its_report(tmp_path, study):
+    _run_tiny(study, tmp_path / study)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("study", ["elephants", "tcp10g", "recipe", "bbr", "atscale"])
+def test_every_other_study_runs_tiny_and_writes_its_report(tmp_path, study):
+    outcome, report = _run_tiny(study, tmp_path / study)
+    if study == "elephants":
+        # the Table 3 view is computed from the two grids: CUBIC-vs-CUBIC has RR 1
+        assert re.search(r"\| cubic-self \| bfifo \| [0-9.]+ \| [0-9.]+ \| 1 \|", report)
+
+
+def test_published_values_are_compared_and_disagreements_flagged(tmp_path):
+    from ccbench.suites.report import write_report
+
+    out = tmp_path / "al"
+    run_suite("aqm-ns3/al-common", out, scale="tiny", executor=InlineExecutor(), progress=False, report=False)
+    write_report(out)
+    ours = float(re.search(r"\| cubic \| 1 \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+) \|", (out / "report.md").read_text())[1])
+    pub = tmp_path / "published.toml"
+    pub.write_text(
+        f'[[value]]\nscenario = "aqm-ns3/al-common"\nmetric = "JFI flows"\nsource = "fixture A"\n'
+        f"value = {ours + 0.01}\ntolerance = 0.05\n\n"
+        f'[[value]]\nscenario = "aqm-ns3/al-common"\nmetric = "JFI flows"\nsource = "fixture B"\n'
+        f"value = {ours + 0.4}\ntolerance = 0.05\n\n"
+        f'[[value]]\nscenario = "aqm-ns3/al-common"\nmetric = "util"\nsource = "fixture C"\n'
+    )
+    write_report(out, published=pub)
+    report = (out / "report.md").read_text()
+    line_a = next(ln for ln in report.splitlines() if "fixture A" in ln)
+    line_b = next(ln for ln in report.splitlines() if "fixture B" in ln)
+    line_c = next(ln for ln in report.splitlines() if "fixture C" in ln)
+    assert "agrees" in line_a and "DISAGREES" not in line_a
+    assert "DISAGREES" in line_b and "-0.4" in line_b
+    assert "not in experiments.md" in line_c
+    assert "1 disagreement(s)" in report
+    assert 'class="bad"' in (out / "report.html").read_text()
+
+
+def test_cli_lists_suites_with_sizes_and_needs():
+    r = CliRunner().invoke(cli, ["suites", "--json", "--scale", "quick"])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in r.output.splitlines()]
+    assert {x["scenario"] for x in rows} == {s.id for s in scenarios()}
+    topo = next(x for x in rows if x["scenario"] == "ncf/parking-lot-elephants")
+    assert topo["runnable"] == 0 and any("topology" in n for n in topo["needs"])
+    ready = next(x for x in rows if x["scenario"] == "bbr/sync-intra")
+    assert ready["runnable"] == ready["runs"] > 0 and ready["est_packets"] > 0 and ready["est_cpu_s"] > 0
+    assert ready["preserves"]
+    r = CliRunner().invoke(cli, ["suites", "bbr"])
+    assert r.exit_code == 0 and "bbr/sync-intra" in r.output and "ready" in r.output
+    r = CliRunner().invoke(cli, ["suites", "nope"])
+    assert r.exit_code != 0 and "unknown suite 'nope'" in r.output
+
+
+def test_cli_sweep_suite_runs_and_reports(tmp_path):
+    out = tmp_path / "s"
+    r = CliRunner().invoke(
+        cli, ["sweep", "--suite", "recipe/q2-dos", "--scale", "tiny", "-o", str(out), "--no-progress"]
+    )
+    # every run needs the traffic issue: nothing runs, nothing fails unexpectedly
+    assert r.exit_code == 0, r.output
+    assert "needs traffic and workloads" in r.output
+    assert (out / "report.html").exists()
+    r = CliRunner().invoke(cli, ["sweep", str(tmp_path / "x.toml"), "--suite", "bbr"])
+    assert r.exit_code != 0 and "either a sweep SPEC or --suite" in r.output
