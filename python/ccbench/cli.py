@@ -126,9 +126,8 @@ class _LazyGroup(click.Group):
             "compare_backends_cmd",
             "Run SPEC on the simulator and on the kernel and compare each...",
         ),
-        # reproduction suites and the recipe's performance profile (ccbench.suites, ccbench.profile)
+        # reproduction suites (ccbench.suites)
         "suites": ("ccbench.suites.cli", "suites_cmd", "List the reproduction suites: every scenario of the five..."),
-        "profile": ("ccbench.profile.cli", "profile_cmd", "Run the recipe's performance profile of CCA (Q1-Q3)..."),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
