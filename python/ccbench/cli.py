@@ -126,8 +126,9 @@ class _LazyGroup(click.Group):
             "compare_backends_cmd",
             "Run SPEC on the simulator and on the kernel and compare each...",
         ),
-        # reproduction suites (ccbench.suites)
+        # reproduction suites and the recipe's performance profile (ccbench.suites, ccbench.profile)
         "suites": ("ccbench.suites.cli", "suites_cmd", "List the reproduction suites: every scenario of the five..."),
+        "profile": ("ccbench.profile.cli", "profile_cmd", "Run the recipe's performance profile of CCA (Q1 path..."),
     }
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -507,9 +508,19 @@ def report_cmd(source: Path, out_file: Path | None) -> None:
     help="relative difference from the first source that is highlighted",
 )
 def compare_cmd(sources: tuple[Path, ...], out_file: Path | None, threshold: float) -> None:
-    """Compare runs or sweeps side by side; the first is the baseline."""
+    """Compare runs or sweeps side by side; the first is the baseline. Profile
+    directories (`ccbench profile`) are compared by their findings and headlines."""
     from rich.markup import escape
     from rich.table import Table
+
+    from .profile.run import is_profile_dir
+
+    if sources and all(is_profile_dir(s) for s in sources):
+        from .profile.cli import compare_profiles
+
+        with _user_errors():
+            compare_profiles(list(sources), out_file)
+        return
 
     from .compare import compare, relative_difference, write_html
     from .runset import HEADLINE

@@ -40,6 +40,8 @@ __all__ = [
     "Scenario",
     "SuiteError",
     "needs",
+    "needs_of",
+    "plan_errors",
     "unexplained",
     "plan_scenario",
     "scenario_sweep",
@@ -231,11 +233,16 @@ class ScenarioPlan:
         return sum(r.est_cpu_s or 0.0 for r in self.plan.runs) if self.plan is not None else 0.0
 
     def errors(self) -> list[str]:
-        if self.error is not None:
-            return [self.error]
-        if self.plan is None:
-            return []
-        return sorted({r.error for r in self.plan.runs if r.error})
+        return plan_errors(self.plan, self.error)
+
+
+def plan_errors(plan: Any, error: str | None = None) -> list[str]:
+    """The distinct validation errors of a sweep plan's runs, or the sweep's own."""
+    if error is not None:
+        return [error]
+    if plan is None:
+        return []
+    return sorted({r.error for r in plan.runs if r.error})
 
 
 def plan_scenario(sc: Scenario, scale: str = "paper") -> ScenarioPlan:
@@ -270,8 +277,13 @@ def needs(sp: ScenarioPlan) -> list[str]:
     """What the scenario needs that is missing: the distinct validation problems of
     its runs (or of the sweep), each labelled with the issue that adds it when the
     message names one in :data:`NEEDS_HINTS`."""
+    return needs_of(sp.errors())
+
+
+def needs_of(errors: Iterable[str]) -> list[str]:
+    """:func:`needs` of any list of validation errors (a sweep's, a profile's)."""
     seen: dict[str, None] = {}
-    for line in _problem_lines(sp.errors()):
+    for line in _problem_lines(errors):
         line = _normalize(line)
         label = next((lab for pat, lab in NEEDS_HINTS if re.search(pat, line)), None)
         seen[f"{label}: {line}" if label else line] = None

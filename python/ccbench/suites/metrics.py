@@ -72,7 +72,8 @@ def _convergence(r: RunResult) -> dict[str, float]:
     reported by the same threshold rule here)."""
     series = goodput_timeseries(r.flow_ts, _BIN_NS)
     t = jfi_convergence_time(series, r.flows, threshold=0.9)
-    return {"conv_s": t.seconds, "converged": float(t.reached)}
+    # not reached before the run ended: infinite, so that "conv_s > x" holds
+    return {"conv_s": t.seconds if t.reached else math.inf}
 
 
 def _changes(r: RunResult) -> list[tuple[int, float]]:
@@ -97,7 +98,8 @@ def _bw_changes(r: RunResult) -> dict[str, float]:
     for i, (at, rate) in enumerate(changes, start=1):
         for w in (10, 5):
             tt = time_to_fraction(t, v, change_ns=at, target_bps=rate, window_ns=w * 1_000_000_000)
-            out[f"t90_{i}_ma{w}s"] = tt.seconds if tt.reached else math.nan
+            # not reached before the next change or the end: infinite (a rule's "> x" holds)
+            out[f"t90_{i}_ma{w}s"] = tt.seconds if tt.reached else math.inf
         end = changes[i][0] if i < len(changes) else duration
         phase = v[(t > at) & (t <= end)]
         out[f"median_{i}/capacity"] = float(np.median(phase)) / rate if phase.size and rate > 0 else math.nan
@@ -121,7 +123,8 @@ def _phases(r: RunResult) -> dict[str, float]:
         phase = v[(t > lo + _BIN_NS) & (t <= hi)]
         out[f"phase{i}_median_mbps"] = float(np.median(phase)) / 1e6 if phase.size else math.nan
         cap = _rate_of(senders.get(str(row.sender_name), {}).get("access_rate"))
-        out[f"phase{i}_ideal_mbps"] = (rate - cap) / 1e6 if math.isfinite(cap) else math.nan
+        out[f"phase{i}_ideal_mbps"] = ideal = (rate - cap) / 1e6 if math.isfinite(cap) else math.nan
+        out[f"phase{i}_median_mbps/ideal"] = out[f"phase{i}_median_mbps"] / ideal if ideal > 0 else math.nan
     return out
 
 

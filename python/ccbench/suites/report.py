@@ -35,7 +35,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["Published", "load_published", "scenario_table", "write_report"]
+__all__ = ["Published", "html_table", "load_published", "md_table", "scenario_table", "sweep_table", "write_report"]
 
 #: Index metrics shown in every table: column -> (header, scale factor).
 BASE_METRICS: dict[str, tuple[str, float]] = {
@@ -123,9 +123,15 @@ def _extras(sw: Any, layout: str, run_ids: list[str]) -> pd.DataFrame:
 
 
 def scenario_table(sc: Scenario, sweep_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Our numbers for one scenario: one row per grid cell (the parameter columns that
-    vary), ``reps`` complete repetitions, and the means of the index metrics and the
-    layout's extras."""
+    """Our numbers for one scenario (:func:`sweep_table` with the scenario's layout)."""
+    return sweep_table(sweep_dir, sc.report)
+
+
+def sweep_table(sweep_dir: str | os.PathLike[str], layout: str = "grid", *, all_variables: bool = False) -> pd.DataFrame:
+    """One row per grid cell of a sweep (the parameter columns that vary; with
+    ``all_variables`` every variable, constant or not, for rules that select cells),
+    ``reps`` complete repetitions, and the means of the index metrics and of the
+    layout's extras (:data:`ccbench.suites.metrics.LAYOUT_EXTRAS`)."""
     from ..sweeps.results import SweepResults
 
     sw = SweepResults(sweep_dir)
@@ -134,7 +140,9 @@ def scenario_table(sc: Scenario, sweep_dir: str | os.PathLike[str]) -> pd.DataFr
     if runs.empty:
         return pd.DataFrame()
     params = _shown_params(runs, sw.columns)
-    extras = _extras(sw, sc.report, list(runs["run_id"]))
+    if all_variables:
+        params = list(dict.fromkeys([*(c for c in sw.columns if c.isidentifier()), *params]))
+    extras = _extras(sw, layout, list(runs["run_id"]))
     data = runs.set_index("run_id").join(extras)
     metric_cols = [c for c in BASE_METRICS if c in data.columns] + list(extras.columns)
     values = data[metric_cols].apply(pd.to_numeric, errors="coerce")
@@ -213,11 +221,13 @@ def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
 
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
-        return "-" if not math.isfinite(float(v)) else f"{float(v):.4g}"
+        if math.isinf(v):
+            return "never" if v > 0 else "-inf"  # a time-to-event not reached
+        return "-" if math.isnan(v) else f"{float(v):.4g}"
     return str(v)
 
 
-def _md_table(df: pd.DataFrame) -> str:
+def md_table(df: pd.DataFrame) -> str:
     if df.empty:
         return "_no complete runs_\n"
     cols = [str(c) for c in df.columns]
@@ -227,7 +237,7 @@ def _md_table(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _html_table(df: pd.DataFrame, flag_col: str | None = None) -> str:
+def html_table(df: pd.DataFrame, flag_col: str | None = None) -> str:
     if df.empty:
         return "<p><em>no complete runs</em></p>"
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
@@ -242,7 +252,7 @@ def _html_table(df: pd.DataFrame, flag_col: str | None = None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-_CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}
+CSS = """body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em}
 table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 th{background:#f0f0f0}.bad{background:#fdd;font-weight:bold}.needs{color:#a40}pre{white-space:pre-wrap}"""
 
@@ -289,19 +299,19 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
             table = _elephants_summary(root, dirs) if sc.report == "elephants-summary" else pd.DataFrame()
         else:
             table = scenario_table(sc, dirs[sid]) if sid in dirs else pd.DataFrame()
-        md.append("\n" + _md_table(table))
-        ht.append(_html_table(table))
+        md.append("\n" + md_table(table))
+        ht.append(html_table(table))
         comp = _comparisons(sc, table, pub)
         if comp:
             cdf = pd.DataFrame(comp)[["where", "metric", "source", "published", "ours", "difference", "verdict"]]
             disagreements += int(cdf["verdict"].astype(str).str.startswith("DISAGREES").sum())
-            md.append("\nPublished results:\n\n" + _md_table(cdf))
-            ht.append("<p>Published results:</p>" + _html_table(cdf, flag_col="verdict"))
+            md.append("\nPublished results:\n\n" + md_table(cdf))
+            ht.append("<p>Published results:</p>" + html_table(cdf, flag_col="verdict"))
     summary = f"{disagreements} disagreement(s) with published values (flagged DISAGREES below)."
     md.insert(1, f"\n{summary}\n")
     ht.insert(1, f"<p><strong>{html.escape(summary)}</strong></p>")
     (root / "report.md").write_text("".join(md), encoding="utf-8")
     out = root / "report.html"
     page = f"<!doctype html><meta charset=utf-8><title>ccbench suite {html.escape(str(meta['suite']))}</title>"
-    out.write_text(page + f"<style>{_CSS}</style>" + "\n".join(ht), encoding="utf-8")
+    out.write_text(page + f"<style>{CSS}</style>" + "\n".join(ht), encoding="utf-8")
     return out
