@@ -99,7 +99,11 @@ class Scenario:
         return self.id.split("/", 1)[1]
 
     def preserves(self, scale: str) -> str:
-        return str(self.scales.get(scale, {}).get("preserves", "")) if scale != "paper" else "the study's own scale"
+        if scale == "paper":
+            return "the study's own scale"
+        if self.kind == "view":
+            return "as the scenarios it aggregates"
+        return str(self.scales.get(scale, {}).get("preserves", ""))
 
 
 def _data_dir() -> Path:

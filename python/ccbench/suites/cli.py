@@ -166,7 +166,9 @@ def run_suite_cli(name: str, scale: str, out_dir: Path | None, **options: Any) -
             console.print(escape(f"{s.id}: {s.kind} (no runs of its own)"))
             continue
         line = f"{s.id}: {s.complete}/{s.planned} complete"
-        if s.failed:
+        if dry:
+            line = f"{s.id}: {s.planned} runs planned, {s.complete} already complete (dry run)"
+        elif s.failed:
             line += f", {s.failed} failed ({len(s.unexpected_failures)} unexpectedly)"
         console.print(escape(line))
         for n in s.needs:
