@@ -136,3 +136,19 @@ def test_bad_rules_file_is_a_clear_error(tmp_path):
                    'agg = "median"\nop = "<"\nthreshold = 1\nfinding = "f"\n')  # fmt: skip
     r = CliRunner().invoke(cli, ["profile", "cubic", "--rules", str(bad), "-o", str(tmp_path / "p")])
     assert r.exit_code != 0 and "agg 'median'" in r.output
+
+
+def test_a_python_cca_is_profiled_like_a_built_in_one(tmp_path):
+    name = "python:ccbench.pycca_examples:Reno"
+    r = CliRunner().invoke(
+        cli, ["profile", name, "--only", "q1-buffers", "--only", "q2-competing", "-o", str(tmp_path / "p")]
+    )
+    assert r.exit_code == 0, r.output
+    prof = load_profile(tmp_path / "p")
+    assert [e["id"] for e in prof.experiments] == ["q1-buffers", "q2-competing"]
+    assert all(not e["needs"] and e["complete"] == e["runs"] > 0 for e in prof.experiments)
+    statuses = {f.rule: f.status for f in prof.findings}
+    assert statuses["q1-shallow-underutilization"] in ("fired", "not fired")
+    assert statuses["q1-loss-sensitive"] == "not evaluated"  # its experiment was left out
+    r = CliRunner().invoke(cli, ["profile", "cubic", "--only", "q9-nothing", "-o", str(tmp_path / "x")])
+    assert r.exit_code != 0 and "unknown experiment(s) q9-nothing" in r.output

@@ -48,11 +48,12 @@ def _console() -> Any:
               help="profile directory (default runs/profile-CCA-SCALE); rerunning resumes")  # fmt: skip
 @click.option("--rules", type=click.Path(dir_okay=False, exists=True, path_type=Path), default=None,
               help="a rules file replacing the shipped one (docs/profile.md)")  # fmt: skip
+@click.option("--only", multiple=True, metavar="EXPERIMENT", help="run only this experiment (repeatable; docs/profile.md)")
 @click.option("-j", "--workers", type=click.IntRange(min=1), default=None, help="worker processes")
 @click.option("--no-progress", is_flag=True, help="no progress bars")
 def profile_cmd(
     cca: str, vs: tuple[str, ...], scale: str, backend: str, out_dir: Path | None, rules: Path | None,
-    workers: int | None, no_progress: bool,
+    only: tuple[str, ...], workers: int | None, no_progress: bool,
 ) -> None:  # fmt: skip
     """Run the recipe's performance profile of CCA (Q1 path unpredictability, Q2 cross
     traffic, Q3 workload dynamics) and write an HTML report with its headline findings,
@@ -68,7 +69,7 @@ def profile_cmd(
         options = {"executor": InlineExecutor()}
     with _user_errors():
         try:
-            prof = run_profile(cca, list(vs), out_dir, scale=scale, backend=backend, rules=rules,
+            prof = run_profile(cca, list(vs), out_dir, scale=scale, backend=backend, rules=rules, only=only,
                                progress=not no_progress, **options)  # fmt: skip
         except ValueError as e:
             _fail(str(e))

@@ -71,12 +71,15 @@ def run_profile(
     scale: str = "quick",
     backend: str = "sim",
     rules: str | os.PathLike[str] | None = None,
+    only: list[str] | tuple[str, ...] = (),
     **sweep_options: Any,
 ) -> Profile:
     """Run the recipe for ``cca`` (any name a spec accepts, a Python CCA included once
     the library takes them) against CUBIC and ``vs``; write ``profile.json`` and the
     HTML report into ``out_dir`` (default ``runs/profile-<cca>-<scale>``). Resumable:
-    complete runs are kept. ``sweep_options`` go to :func:`ccbench.sweeps.run_sweep`."""
+    complete runs are kept. ``only`` restricts the profile to those experiment ids (the
+    rules of the others are then "not evaluated"). ``sweep_options`` go to
+    :func:`ccbench.sweeps.run_sweep`."""
     from ..sweeps.plan import SweepSpecError, expand
     from ..sweeps.runner import run_sweep
 
@@ -88,7 +91,11 @@ def run_profile(
     params: dict[str, list[str]] = {}
     if backend == "linux":
         sweep_options.setdefault("workers", 1)  # kernel runs measure real time: one at a time
-    for exp in experiments(cca, list(vs), scale, backend):
+    chosen = experiments(cca, list(vs), scale, backend)
+    unknown = sorted(set(only) - {e.id for e in chosen})
+    if unknown:
+        raise ValueError(f"unknown experiment(s) {', '.join(unknown)}; known: {', '.join(e.id for e in chosen)}")
+    for exp in (e for e in chosen if not only or e.id in only):
         entry: dict[str, Any] = {"id": exp.id, "question": exp.question, "title": exp.title, "layout": exp.layout}
         try:
             plan, error = expand(exp.sweep), None
