@@ -116,7 +116,11 @@ def _run_tiny(name: str, out: Path):
 
 @pytest.mark.parametrize("study", ["aqm-ns3", "ncf"])
 def test_a_study_runs_tiny_and_writes_its_report(tmp_path, study):
-    _run_tiny(study, tmp_path / study)
+    _, report = _run_tiny(study, tmp_path / study)
+    # the scenarios' [[suite.figure]]s are drawn and linked from the report
+    figures = sorted((tmp_path / study).glob("fig-*.png"))
+    assert figures and all(f.stat().st_size > 1000 for f in figures)
+    assert all(f"]({f.name})" in report for f in figures)
 
 
 @pytest.mark.slow
@@ -129,12 +133,11 @@ def test_every_other_study_runs_tiny_and_writes_its_report(tmp_path, study):
 
 
 def test_published_values_are_compared_and_disagreements_flagged(tmp_path):
-    from ccbench.suites.report import write_report
+    from ccbench.suites.report import scenario_table, write_report
 
     out = tmp_path / "al"
     run_suite("aqm-ns3/al-common", out, scale="tiny", executor=InlineExecutor(), progress=False, report=False)
-    write_report(out)
-    ours = float(re.search(r"\| cubic \| 1 \| [0-9.]+ \| [0-9.]+ \| ([0-9.]+) \|", (out / "report.md").read_text())[1])
+    ours = float(scenario_table(select("aqm-ns3/al-common")[0], out / "al-common")["JFI flows"].iloc[0])
     pub = tmp_path / "published.toml"
     pub.write_text(
         f'[[value]]\nscenario = "aqm-ns3/al-common"\nmetric = "JFI flows"\nsource = "fixture A"\n'

@@ -79,10 +79,9 @@ def profile_cmd(
     console = _console()
     for q in ("Q1", "Q2", "Q3"):
         for exp in (x for x in prof.experiments if x["question"] == q):
-            state = (
-                f"{exp.get('complete', 0)}/{exp['runs']} runs" if not exp["needs"]
-                else "not run: needs " + "; ".join(exp["needs"])
-            )  # fmt: skip
+            state = f"{exp.get('complete', 0)}/{exp['runs']} runs"
+            if exp["needs"]:
+                state += "; needs " + "; ".join(exp["needs"])
             console.print(escape(f"{q} {exp['id']}: {state}"))
     console.print("[bold]headline findings[/bold]")
     for f in prof.fired:

@@ -107,10 +107,15 @@ def run_profile(
         if plan is not None and any(r.valid for r in plan.runs):
             rep = run_sweep(plan.spec, root / exp.id, **sweep_options)
             entry["complete"] = rep.complete
+            # what the backend cannot run on this machine (netem for random loss on the
+            # linux backend, ...) is a missing capability, like a spec the library rejects
+            entry["needs"] += list(dict.fromkeys(
+                str(f.get("error")) for f in rep.failed if f.get("error_type") == "BackendError"
+            ))  # fmt: skip
             entry["failed"] = [
                 {"params": f.get("params"), "error_type": f.get("error_type"), "error": str(f.get("error"))[:500]}
                 for f in rep.failed
-                if f.get("error_type", "SpecError") != "SpecError"
+                if f.get("error_type", "SpecError") not in ("SpecError", "BackendError")
             ]
             if rep.complete:
                 table = sweep_table(root / exp.id, exp.layout, all_variables=True)

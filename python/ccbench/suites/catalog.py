@@ -87,6 +87,7 @@ class Scenario:
     scales: dict[str, dict[str, Any]] = field(default_factory=dict)
     view_of: list[str] = field(default_factory=list)  # an aggregation over other scenarios: no runs
     undescribed: str = ""  # why there is nothing to run (the source describes no setup)
+    figures: list[dict[str, Any]] = field(default_factory=list)  # [[suite.figure]] (ccbench.suites.figures)
 
     @property
     def kind(self) -> str:
@@ -130,6 +131,7 @@ def _load(path: Path, study: str) -> Scenario:
         scales={s: dict(meta.get(s, {})) for s in ("quick", "tiny")},
         view_of=[str(v) for v in meta.get("view_of", [])],
         undescribed=str(meta.get("undescribed", "")),
+        figures=[dict(f) for f in meta.get("figure", [])],
     )
 
 

@@ -123,8 +123,9 @@ def _extras(sw: Any, layout: str, run_ids: list[str]) -> pd.DataFrame:
 
 
 def scenario_table(sc: Scenario, sweep_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    """Our numbers for one scenario (:func:`sweep_table` with the scenario's layout)."""
-    return sweep_table(sweep_dir, sc.report)
+    """Our numbers for one scenario (:func:`sweep_table` with the scenario's layout;
+    every variable shown, so that each table says its setting even when constant)."""
+    return sweep_table(sweep_dir, sc.report, all_variables=True)
 
 
 def sweep_table(sweep_dir: str | os.PathLike[str], layout: str = "grid", *, all_variables: bool = False) -> pd.DataFrame:
@@ -219,6 +220,24 @@ def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
     )
 
 
+def _figures(sc: Scenario, table: pd.DataFrame, root: Path, md: list[str], ht: list[str]) -> None:
+    """The scenario's figures as PNG files beside the report, linked from both pages."""
+    from .figures import draw
+
+    if table.empty:
+        return
+    for i, spec in enumerate(sc.figures, start=1):
+        name = f"fig-{sc.id.replace('/', '-')}-{i}.png"
+        skipped = draw(table, spec, root / name)
+        caption = html.escape(str(spec.get("title", "")))
+        if skipped:
+            md.append(f"\n_{spec.get('title', 'figure')}: {skipped}_\n")
+            ht.append(f"<p><em>{caption}: {html.escape(skipped)}</em></p>")
+        else:
+            md.append(f"\n![{spec.get('title', name)}]({name})\n")
+            ht.append(f'<figure><img src="{name}" alt="{caption}"><figcaption>{caption}</figcaption></figure>')
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, (float, np.floating)):
         if math.isinf(v):
@@ -301,6 +320,7 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
             table = scenario_table(sc, dirs[sid]) if sid in dirs else pd.DataFrame()
         md.append("\n" + md_table(table))
         ht.append(html_table(table))
+        _figures(sc, table, root, md, ht)
         comp = _comparisons(sc, table, pub)
         if comp:
             cdf = pd.DataFrame(comp)[["where", "metric", "source", "published", "ours", "difference", "verdict"]]
