@@ -179,9 +179,11 @@ class Preflight:
 
 def estimate(exp: Experiment) -> Estimate:
     """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``."""
-    e, b = exp.experiment, exp.bottleneck
+    e = exp.experiment
     flows = sum(f.count for f in exp.flows)
-    max_rate = max([b.rate, *(c.rate for c in b.rate_schedule)])
+    links = exp.links()
+    # Data through the network is bounded by the sum of the links' highest rates.
+    max_rate = sum(max([ln.spec.rate, *(c.rate for c in ln.spec.rate_schedule)]) for ln in links)
     min_packet = min(f.mss for f in exp.flows) + exp.packet_bytes() - max(f.mss for f in exp.flows)
     seconds = e.duration / 1e9
     packets = math.ceil(max_rate * seconds / (8 * min_packet))
@@ -190,12 +192,12 @@ def estimate(exp: Experiment) -> Estimate:
     rows = {
         "flows": flows,
         "flow_ts": samples * flows,
-        "queue_ts": samples * RECORDED_LINKS,
+        "queue_ts": samples * RECORDED_LINKS * len(links),
         "events": flows * EVENT_ROWS_PER_FLOW + math.ceil(packets * EVENT_ROWS_PER_PACKET),
     }
     table_bytes = sum(rows[t] * ROW_BYTES[t] for t in ROW_BYTES) + flows * 200
-    max_rtt = max(s.rtt for s in exp.senders)
-    in_network = math.ceil(max_rate * max_rtt / (8e9 * min_packet)) + exp.buffer().packets
+    max_rtt = max(exp.sender_rtt(i) for i in range(len(exp.senders)))
+    in_network = math.ceil(max_rate * max_rtt / (8e9 * min_packet)) + sum(exp.buffer(ln).packets for ln in links)
     memory = BASE_BYTES + flows * BYTES_PER_FLOW + in_network * BYTES_PER_PACKET_IN_NETWORK + TABLE_COPIES * table_bytes
     rate_text = format_rate(max_rate)
     cpu_driver = f"experiment.duration ({format_duration(e.duration)}) x bottleneck rate ({rate_text})"
@@ -226,13 +228,15 @@ def estimate(exp: Experiment) -> Estimate:
 
 
 def _buffer_errors(exp: Experiment) -> list[str]:
-    buf = exp.buffer()
     biggest = max(exp.flows, key=lambda f: f.mss)
     i = exp.flows.index(biggest)
     packet = exp.packet_bytes()
-    if buf.qdisc == "bfifo" and buf.bytes < packet:
+    for ln in exp.links():
+        buf = exp.buffer(ln)
+        if buf.qdisc != "bfifo" or buf.bytes >= packet:
+            continue
         return [
-            f"bottleneck.buffer ({exp.bottleneck.buffer}) resolves to {buf.bytes} bytes (BDP {buf.bdp_bytes} bytes at "
+            f"{ln.path}.buffer ({ln.spec.buffer}) resolves to {buf.bytes} bytes (BDP {buf.bdp_bytes} bytes at "
             f"RTT {format_duration(buf.bdp_rtt_ns)}), less than one {packet}-byte packet of the largest MSS "
             f"(flows[{i}].mss = {biggest.mss}): every packet would be dropped. Give at least '{packet}B' or '1pkt', "
             "or a larger BDP multiple"
@@ -241,10 +245,10 @@ def _buffer_errors(exp: Experiment) -> list[str]:
 
 
 def _meaning_warnings(exp: Experiment) -> list[str]:
-    e, b = exp.experiment, exp.bottleneck
+    e = exp.experiment
     out: list[str] = []
     for i, f in enumerate(exp.flows):
-        rtt = exp.senders[exp.sender_index(f)].rtt
+        rtt = exp.sender_rtt(exp.sender_index(f))
         if f.start + f.start_jitter > e.duration:
             out.append(
                 f"flows[{i}]: start ({format_duration(f.start)}) + start_jitter ({format_duration(f.start_jitter)}) "
@@ -255,11 +259,13 @@ def _meaning_warnings(exp: Experiment) -> list[str]:
                 f"flows[{i}]: its path RTT ({format_duration(rtt)}) is not shorter than the time left after its start "
                 f"({format_duration(e.duration - f.start)} of experiment.duration): nothing can be delivered"
             )
-    for i, s in enumerate(exp.senders):
-        if s.access_rate is not None and s.access_rate < b.rate:
+    links = exp.links()
+    for i, (s, path) in enumerate(zip(exp.senders, exp.paths(), strict=True)):
+        slowest = min((links[k] for k, _ in path.hops), key=lambda ln: ln.spec.rate)
+        if s.access_rate is not None and s.access_rate < slowest.spec.rate:
             out.append(
-                f"senders[{i}].access_rate ({format_rate(s.access_rate)}) is below bottleneck.rate "
-                f"({format_rate(b.rate)}): this sender's access link, not the bottleneck, limits its flows"
+                f"senders[{i}].access_rate ({format_rate(s.access_rate)}) is below {slowest.path}.rate "
+                f"({format_rate(slowest.spec.rate)}): this sender's access link, not the bottleneck, limits its flows"
             )
     return out
 

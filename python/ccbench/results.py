@@ -159,6 +159,23 @@ def check_columns(tables: Mapping[str, pa.Table]) -> None:
         raise ResultsError("results do not follow the format: " + "; ".join(problems))
 
 
+def link_config(engine_config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The engine ``LinkConfig`` of the network link called ``name`` (a forward
+    direction; ``NAME_rev`` gives its reverse, ``None`` there meaning the default) in
+    any topology of an engine configuration; ``{}`` if there is none."""
+    t = engine_config.get("topology", {})
+    if t.get("kind", "dumbbell") == "dumbbell":
+        duplex = [{"name": "bottleneck", "forward": t.get("bottleneck"), "reverse": t.get("reverse_bottleneck")}]
+    else:
+        duplex = t.get("hops") or [ln["link"] for ln in t.get("links", [])]
+    for d in duplex:
+        if d["name"] == name:
+            return dict(d["forward"] or {})
+        if f"{d['name']}_rev" == name:
+            return dict(d["reverse"] or {})
+    return {}
+
+
 @dataclass
 class RunResult:
     """The tables and manifest of one run.
@@ -206,6 +223,14 @@ class RunResult:
     @property
     def engine_config(self) -> dict[str, Any]:
         return dict(self.manifest.get("engine_config", {}))
+
+    def link_config(self, name: str | None = None) -> dict[str, Any]:
+        """The engine configuration (``LinkConfig``: rate, delay, qdisc, rate schedule, ...)
+        of network link ``name`` (default: the one summaries are about,
+        ``derived.bottleneck.link``); ``{}`` when the run has no such link."""
+        if name is None:
+            name = self.derived.get("bottleneck", {}).get("link", "bottleneck")
+        return link_config(self.engine_config, name)
 
     @property
     def derived(self) -> dict[str, Any]:

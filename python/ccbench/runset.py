@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .results import MANIFEST, ResultsError, RunResult, load
+from .results import MANIFEST, ResultsError, RunResult, link_config, load
 from .units import parse_rate
 
 __all__ = ["HEADLINE", "MAX_DEPTH", "RunEntry", "RunSet", "flatten", "natural_key", "open_results", "run_metrics"]
@@ -289,7 +289,8 @@ def _numeric_axes(e: RunEntry) -> dict[str, float]:
     in the grid."""
     out: dict[str, float] = {}
     derived = e.manifest.get("derived", {}).get("buffer", {})
-    rate = e.manifest.get("engine_config", {}).get("topology", {}).get("bottleneck", {}).get("rate_bps")
+    name = e.manifest.get("derived", {}).get("bottleneck", {}).get("link", "bottleneck")
+    rate = link_config(e.manifest.get("engine_config", {}), name).get("rate_bps")
     if derived.get("bdp_bytes"):
         out["buffer_bdp"] = derived["bytes"] / derived["bdp_bytes"]
     if rate is not None:

@@ -38,10 +38,102 @@ pub struct ExperimentConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+// Built once per run; boxing the dumbbell would only make every use of it noisier.
+#[allow(clippy::large_enum_variant)]
 pub enum TopologyConfig {
     /// N senders, each with an access link to router A; bottleneck A→B; B to one
     /// receiver per sender. ACKs return over mirror-image reverse links.
     Dumbbell(DumbbellConfig),
+    /// k bottlenecks in series (router i → router i + 1 is hop i); each sender's data
+    /// crosses a contiguous run of hops (its `route` of routers; default all of them).
+    ParkingLot(ParkingLotConfig),
+    /// Any graph of routers and duplex links; each sender's `route` lists the routers
+    /// its data crosses (the front end resolves shortest paths).
+    Graph(GraphConfig),
+}
+
+impl TopologyConfig {
+    /// The sending hosts, in index order (`FlowConfig::sender` indexes this).
+    pub fn senders(&self) -> &[SenderConfig] {
+        match self {
+            TopologyConfig::Dumbbell(d) => &d.senders,
+            TopologyConfig::ParkingLot(p) => &p.senders,
+            TopologyConfig::Graph(g) => &g.senders,
+        }
+    }
+
+    /// The network links (not the access links) with the field path naming each in errors.
+    pub fn links(&self) -> Vec<(String, &LinkConfig)> {
+        let mut out = Vec::new();
+        match self {
+            TopologyConfig::Dumbbell(d) => {
+                out.push(("bottleneck".to_string(), &d.bottleneck));
+                if let Some(r) = &d.reverse_bottleneck {
+                    out.push(("reverse_bottleneck".to_string(), r));
+                }
+            }
+            TopologyConfig::ParkingLot(p) => {
+                for (i, h) in p.hops.iter().enumerate() {
+                    push_duplex(&mut out, format!("hops[{i}]"), h);
+                }
+            }
+            TopologyConfig::Graph(g) => {
+                for (i, l) in g.links.iter().enumerate() {
+                    push_duplex(&mut out, format!("links[{i}]"), &l.link);
+                }
+            }
+        }
+        out
+    }
+}
+
+fn push_duplex<'a>(out: &mut Vec<(String, &'a LinkConfig)>, path: String, l: &'a DuplexLinkConfig) {
+    out.push((format!("{path}.forward"), &l.forward));
+    if let Some(r) = &l.reverse {
+        out.push((format!("{path}.reverse"), r));
+    }
+}
+
+/// A link between two routers: its forward direction and, optionally, its reverse
+/// one (default: same rate and delay, a 1000-packet pfifo, no loss — as the dumbbell's).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DuplexLinkConfig {
+    /// Name of the forward direction in the tables; the reverse one is `{name}_rev`.
+    pub name: String,
+    pub forward: LinkConfig,
+    #[serde(default)]
+    pub reverse: Option<LinkConfig>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLotConfig {
+    /// Hop i carries data from router `r{i}` to router `r{i+1}`.
+    pub hops: Vec<DuplexLinkConfig>,
+    /// Each sender's `route` names the routers (`r0` … `rk`) its data crosses, a
+    /// contiguous increasing run; empty = all of them (the long path).
+    pub senders: Vec<SenderConfig>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphConfig {
+    /// Router names.
+    pub nodes: Vec<String>,
+    pub links: Vec<GraphLinkConfig>,
+    /// Each sender's `route` (required) names the routers its data crosses, in order;
+    /// its ACKs take the same links in the opposite direction.
+    pub senders: Vec<SenderConfig>,
+}
+
+/// A duplex link of a graph: forward direction `from` → `to`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphLinkConfig {
+    pub from: String,
+    pub to: String,
+    pub link: DuplexLinkConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -160,6 +252,11 @@ pub struct SenderConfig {
     /// The sending host and its receiver's host (Linux by default).
     #[serde(default)]
     pub host: crate::host::HostConfig,
+    /// The routers this sender's data crosses, in order (parking lot and graph); the
+    /// sender's access link enters at the first, its receivers hang off the last.
+    /// Empty in a dumbbell (always A → B) and, in a parking lot, for the full path.
+    #[serde(default)]
+    pub route: Vec<String>,
 }
 
 /// Placement of a sender's access-path propagation delay.
@@ -240,9 +337,7 @@ fn default_min_rto() -> Time {
 impl ExperimentConfig {
     /// The host configuration of sender `i` (and of its receivers).
     pub fn sender_host(&self, i: usize) -> &crate::host::HostConfig {
-        match &self.topology {
-            TopologyConfig::Dumbbell(d) => &d.senders[i].host,
-        }
+        &self.topology.senders()[i].host
     }
 
     /// Parse and check the configuration; the message names the offending field.
@@ -272,12 +367,7 @@ impl ExperimentConfig {
         if self.duration_ns == 0 {
             return Err("duration_ns: must be > 0".into());
         }
-        let TopologyConfig::Dumbbell(d) = &self.topology;
-        let mut links = vec![("bottleneck", &d.bottleneck)];
-        if let Some(r) = &d.reverse_bottleneck {
-            links.push(("reverse_bottleneck", r));
-        }
-        for (name, l) in links {
+        for (name, l) in self.topology.links() {
             if l.rate_bps == 0 {
                 return Err(format!("{name}.rate_bps: must be > 0"));
             }
@@ -291,21 +381,18 @@ impl ExperimentConfig {
                 prev = t;
             }
         }
-        if d.senders.is_empty() {
+        let senders = self.topology.senders();
+        if senders.is_empty() {
             return Err("senders: at least one sender is required".into());
         }
-        for (i, s) in d.senders.iter().enumerate() {
+        for (i, s) in senders.iter().enumerate() {
             if s.access_rate_bps == 0 {
                 return Err(format!("senders[{i}].access_rate_bps: must be > 0"));
             }
             s.host.validate(&format!("senders[{i}].host"))?;
-            if s.rtt_ns < 2 * d.bottleneck.delay_ns {
-                return Err(format!(
-                    "senders[{i}].rtt_ns: {} is below twice the bottleneck delay ({})",
-                    s.rtt_ns, d.bottleneck.delay_ns
-                ));
-            }
         }
+        // Routes, and RTTs against their propagation delay, are checked by the builders.
+        crate::topology::plan(&self.topology)?;
         if self.flows.is_empty() {
             return Err("flows: at least one flow is required".into());
         }
@@ -317,7 +404,7 @@ impl ExperimentConfig {
             if f.count == 0 {
                 return Err(format!("flows[{i}].count: must be >= 1"));
             }
-            if f.sender >= d.senders.len() {
+            if f.sender >= senders.len() {
                 return Err(format!("flows[{i}].sender: {} is not a sender index", f.sender));
             }
             if f.mss < 64 || f.mss > 65000 {

@@ -13,7 +13,7 @@
 //! cc         the CCA trait, shared building blocks, one file per algorithm
 //! tcp        sender (scoreboard, RACK-TLP, RTO, PRR, rate samples, pacing), receiver
 //! trace      columnar recorders for flow/queue samples and events
-//! topology  builders (dumbbell) -> links + route table + each flow's routes
+//! topology  builders (dumbbell, parking lot, general graph) -> links + route table + each flow's routes
 //! experiment config -> world (network from topology) -> run -> tables
 //! ```
 //!

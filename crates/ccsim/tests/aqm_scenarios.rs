@@ -10,7 +10,6 @@ use ccsim::units::{ms, secs};
 use common::{dumbbell, flow, goodputs, jain};
 
 fn bottleneck(cfg: &mut ExperimentConfig) -> &mut LinkConfig {
-    #[allow(irrefutable_let_patterns)]
     let TopologyConfig::Dumbbell(d) = &mut cfg.topology
     else {
         unreachable!()

@@ -40,7 +40,7 @@ fn bdp_pkts(rtt_ms: u64) -> f64 {
 }
 
 fn set_loss(cfg: &mut ExperimentConfig, p: f64) {
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     d.bottleneck.loss = p;
 }
 

@@ -26,7 +26,7 @@ fn run(cfg: &ExperimentConfig) -> RunOutput {
 }
 
 fn set_loss(cfg: &mut ExperimentConfig, p: f64) {
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     d.bottleneck.loss = p;
 }
 
@@ -49,7 +49,7 @@ fn median_backlog_after(out: &RunOutput, from: Time) -> u64 {
 }
 
 fn buffer_pkts(cfg: &ExperimentConfig) -> u64 {
-    let TopologyConfig::Dumbbell(d) = &cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &cfg.topology else { unreachable!("a dumbbell") };
     match d.bottleneck.qdisc {
         ccsim::config::QdiscConfig::Pfifo { limit_packets } => limit_packets,
         _ => unreachable!("dumbbell() builds a pfifo"),

@@ -8,7 +8,7 @@ use ccsim::units::{ms, secs};
 use common::*;
 
 fn bottleneck(cfg: &mut ccsim::ExperimentConfig) -> &mut ccsim::config::LinkConfig {
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     &mut d.bottleneck
 }
 

@@ -165,10 +165,13 @@ def summary(result: RunResult) -> dict[str, Any]:
     per_flow = flow_goodput(flows, warmup)
     per_flow["segs_retrans"] = flows["segs_retrans"].to_numpy()
     queue_ts = result.queue_ts if "queue_ts" in result.tables else None
-    drops = drop_ratio(queue_ts, start_ns=warmup) if queue_ts is not None else {}
+    # The link the summary is about: the bottleneck, or a topology's slowest link.
+    name = link.get("link", "bottleneck")
+    drops = drop_ratio(queue_ts, link=name, start_ns=warmup) if queue_ts is not None else {}
     occ = (
         occupancy(
             queue_ts,
+            link=name,
             start_ns=warmup,
             limit_packets=buffer["packets"] if buffer["qdisc"] == "pfifo" else None,
             limit_bytes=buffer["bytes"] if buffer["qdisc"] != "pfifo" else None,
@@ -183,7 +186,7 @@ def summary(result: RunResult) -> dict[str, Any]:
         "jain_by_group": jain_by_group(per_flow),
         "goodput_bps": total_goodput(flows, warmup_ns=warmup, duration_ns=duration),
         "utilization": utilization(
-            flows,
+            flows[flows["sender_name"].isin(link["senders"])] if "senders" in link else flows,
             warmup_ns=warmup,
             duration_ns=duration,
             rate_bps=link["rate_bps"],

@@ -37,7 +37,7 @@ def _runs(data: RunSet | RunResult, run: str | None, limit: int = 12) -> list[tu
 
 
 def _slowdowns(res: RunResult, icwnd_pkts: int) -> pd.DataFrame:
-    rate = res.engine_config["topology"]["bottleneck"]["rate_bps"]
+    rate = res.link_config()["rate_bps"]
     return fct_slowdown(res.flows, capacity_bps=rate, icwnd_pkts=icwnd_pkts)
 
 

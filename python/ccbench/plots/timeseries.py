@@ -56,7 +56,7 @@ def throughput(
 
 
 def _rate_line(ax, res: RunResult) -> None:
-    link = res.engine_config.get("topology", {}).get("bottleneck", {})
+    link = res.link_config()
     if "rate_bps" not in link:
         return
     dur = int(res.engine_config["duration_ns"])
@@ -101,8 +101,8 @@ def queue(data: RunSet | RunResult, *, run: str | None = None, link: str = "bott
     fig = new_figure()
     ax = fig.add_subplot()
     ax.plot(seconds(q["time_ns"]), q["backlog_pkts"], lw=1.0, label="backlog")
-    qd = res.engine_config.get("topology", {}).get("bottleneck", {}).get("qdisc", {})
-    if link == "bottleneck" and qd.get("limit_packets"):
+    qd = res.link_config(link).get("qdisc", {})
+    if qd.get("limit_packets"):
         ax.axhline(qd["limit_packets"], color="k", ls="--", lw=0.8, label="buffer limit")
     ax.set(xlabel="time [s]", ylabel="queue [packets]", title=f"{label}: {link} queue occupancy")
     ax.set_ylim(bottom=0)
@@ -122,7 +122,7 @@ def _delays(res: RunResult, link: str):
     if "sojourn" in res.tables:
         s = res.table("sojourn")
         return s[s["link"].astype(str) == link], "sojourn time"
-    b = res.engine_config["topology"]["bottleneck"]
+    b = res.link_config(link)
     return backlog_delay(
         res.queue_ts, rate_bps=b["rate_bps"], rate_schedule=b.get("rate_schedule", []), link=link
     ), "backlog × 8 / rate"

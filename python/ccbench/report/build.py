@@ -160,7 +160,7 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
     flows["goodput_mbps"] = flows.pop("goodput_bps") / 1e6
     flows = flows.drop(columns=["window_start_ns", "window_end_ns"])
     cfg = res.engine_config
-    link = cfg["topology"]["bottleneck"]
+    link = res.link_config()
     delay = delay_percentiles(
         res.table("sojourn")
         if "sojourn" in res.tables

@@ -107,7 +107,7 @@ def more_run_metrics(res: RunResult, *, bin_ns: int = 100_000_000) -> pd.DataFra
         add("M-MATHIS-C", f"best-fit Mathis C, p = {label}", c, "least squares, RTT = mean srtt")
         add("M-MATHIS-ERR", f"median Mathis prediction error, p = {label}", err)
     add("M-QOCC", "median bottleneck queue [bytes]", median_occupancy(res.queue_ts, start_ns=warm))
-    link = cfg["topology"]["bottleneck"]
+    link = res.link_config()
     total = group_timeseries(ts, flows, by="total") if not ts.empty else ts
     for t_change, rate in link.get("rate_schedule", []):
         if total.empty:
@@ -128,7 +128,7 @@ def phase_table(res: RunResult, *, bin_ns: int = 1_000_000_000) -> pd.DataFrame 
     """M-PHASE-TPUT of the total goodput per phase of the bottleneck's rate schedule
     (None without a schedule)."""
     cfg = res.engine_config
-    link = cfg["topology"]["bottleneck"]
+    link = res.link_config()
     if not link.get("rate_schedule"):
         return None
     ts = goodput_timeseries(res.flow_ts, bin_ns)

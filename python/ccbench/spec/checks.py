@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..units import format_duration
 from .flows import MAX_FLOWS
-from .qdisc import qdisc_issues
+from .qdisc import LimitContext, qdisc_issues
+from .topology import NetLink, topology_issues
 
 if TYPE_CHECKING:
     from .experiment import Experiment
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
     """Checks that involve more than one field; each message names all of them."""
     issues: list[tuple[str, str]] = []
-    e, b = x.experiment, x.bottleneck
+    e = x.experiment
     if e.duration == 0:
         issues.append(("experiment.duration", "'0s' is not allowed: the duration must be > 0"))
     if e.warmup >= e.duration > 0:
@@ -26,25 +27,11 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
                 f"{format_duration(e.warmup)!r} is not allowed: it must be below experiment.duration ({format_duration(e.duration)})",
             )
         )
-    if b.rate == 0:
-        issues.append(("bottleneck.rate", "'0bit' is not allowed: the rate must be > 0"))
-    if b.buffer.value == 0:
-        issues.append(("bottleneck.buffer", f"{str(b.buffer)!r} is not allowed: the buffer must be > 0"))
-    prev = -1
-    for i, c in enumerate(b.rate_schedule):
-        path = f"bottleneck.rate_schedule[{i}]"
-        if c.rate == 0:
-            issues.append((f"{path}.rate", "'0bit' is not allowed: the rate must be > 0"))
-        if c.at <= prev:
-            issues.append((f"{path}.at", f"{format_duration(c.at)!r} is not allowed: times must strictly increase"))
-        if c.at >= e.duration:
-            issues.append(
-                (
-                    f"{path}.at",
-                    f"{format_duration(c.at)!r} is not allowed: it must be below experiment.duration ({format_duration(e.duration)})",
-                )
-            )
-        prev = c.at
+    structural = topology_issues(x)
+    issues.extend(structural)
+    links = x.links() if x.bottleneck is not None or x.topology is not None else []
+    for ln in links:
+        issues.extend(_link_issues(ln, e.duration))
     names: list[str] = []
     for i, s in enumerate(x.senders):
         path = f"senders[{i}]"
@@ -53,13 +40,6 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
         if s.name in ("min", "max"):
             issues.append((f"{path}.name", f"{s.name!r} is reserved (bottleneck.bdp_rtt uses it); choose another name"))
         names.append(s.name)
-        if s.rtt == 0 or s.rtt < 2 * b.delay:
-            issues.append(
-                (
-                    f"{path}.rtt",
-                    f"{format_duration(s.rtt)!r} is not allowed: it must be > 0 and at least twice bottleneck.delay ({format_duration(b.delay)})",
-                )
-            )
         if s.access_rate == 0:
             issues.append((f"{path}.access_rate", "'0bit' is not allowed: the rate must be > 0"))
         if s.access_queue is not None:
@@ -74,13 +54,17 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
                 issues.append(
                     (f"{path}.access_queue", f"{str(s.access_queue)!r} is not allowed: the queue must be > 0")
                 )
-    if isinstance(b.bdp_rtt, str) and b.bdp_rtt not in ("min", "max") and b.bdp_rtt not in names:
-        issues.append(
-            (
-                "bottleneck.bdp_rtt",
-                f"{b.bdp_rtt!r} is not 'min', 'max', a duration or a sender name (senders[*].name: {', '.join(names)})",
+    if not structural:
+        issues.extend(_rtt_issues(x))
+    for ln in links:
+        b = ln.spec
+        if isinstance(b.bdp_rtt, str) and b.bdp_rtt not in ("min", "max") and b.bdp_rtt not in names:
+            issues.append(
+                (
+                    f"{ln.path}.bdp_rtt",
+                    f"{b.bdp_rtt!r} is not 'min', 'max', a duration or a sender name (senders[*].name: {', '.join(names)})",
+                )
             )
-        )
     total = 0
     for i, f in enumerate(x.flows):
         path = f"flows[{i}]"
@@ -131,23 +115,78 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
     if total > MAX_FLOWS:
         issues.append(("flows", f"{total} flows in total is too many (at most {MAX_FLOWS})"))
     # Queue limits resolve against the buffer and BDP: only meaningful once the rest holds.
-    ctx = x.limit_context() if not issues else None
+    resolvable = not issues
     groups = list(x.group_flows())
-    issues.extend(qdisc_issues(x.qdisc_spec(), "bottleneck.qdisc", ctx, groups))
-    if b.shaper is not None:
-        if b.shaper.rate == 0:
-            issues.append(("bottleneck.shaper.rate", "'0bit' is not allowed: the rate must be > 0"))
-        if b.shaper.burst.kind == "bdp" or b.shaper.burst.value == 0:
-            issues.append(
-                ("bottleneck.shaper.burst", f"{str(b.shaper.burst)!r} is not allowed: give bytes or packets > 0")
-            )
-        elif ctx is not None and ctx.bytes(b.shaper.burst) < ctx.packet_bytes:
+    for ln in links:
+        ctx = x.limit_context(ln) if resolvable else None
+        issues.extend(qdisc_issues(x.qdisc_spec(ln), f"{ln.path}.qdisc", ctx, groups))
+        issues.extend(_shaper_issues(ln, ctx))
+    return issues
+
+
+def _link_issues(ln: NetLink, duration: int) -> list[tuple[str, str]]:
+    """A network link's own fields: rate, buffer and rate schedule."""
+    issues: list[tuple[str, str]] = []
+    b, p = ln.spec, ln.path
+    if b.rate == 0:
+        issues.append((f"{p}.rate", "'0bit' is not allowed: the rate must be > 0"))
+    if b.buffer.value == 0:
+        issues.append((f"{p}.buffer", f"{str(b.buffer)!r} is not allowed: the buffer must be > 0"))
+    prev = -1
+    for i, c in enumerate(b.rate_schedule):
+        path = f"{p}.rate_schedule[{i}]"
+        if c.rate == 0:
+            issues.append((f"{path}.rate", "'0bit' is not allowed: the rate must be > 0"))
+        if c.at <= prev:
+            issues.append((f"{path}.at", f"{format_duration(c.at)!r} is not allowed: times must strictly increase"))
+        if c.at >= duration:
             issues.append(
                 (
-                    "bottleneck.shaper.burst",
-                    f"{str(b.shaper.burst)!r} is smaller than one packet ({ctx.packet_bytes} B): nothing could pass",
+                    f"{path}.at",
+                    f"{format_duration(c.at)!r} is not allowed: it must be below experiment.duration ({format_duration(duration)})",
                 )
             )
-        if b.shaper.peakrate is not None and b.shaper.peakrate <= b.shaper.rate:
-            issues.append(("bottleneck.shaper.peakrate", "must exceed bottleneck.shaper.rate"))
+        prev = c.at
+    return issues
+
+
+def _rtt_issues(x: Experiment) -> list[tuple[str, str]]:
+    """Each sender's RTT against the propagation delay of its path."""
+    issues: list[tuple[str, str]] = []
+    links = x.links()
+    for i, (s, p) in enumerate(zip(x.senders, x.paths(), strict=True)):
+        prop = p.propagation_rtt_ns
+        if x.topology is None:
+            what = f"twice bottleneck.delay ({format_duration(prop // 2)})"
+        else:
+            crossed = ", ".join(links[k].path for k, _ in p.hops)
+            what = f"the propagation RTT of its path ({format_duration(prop)}: twice the delays of {crossed})"
+        if s.rtt is None:
+            if prop == 0:
+                issues.append((f"senders[{i}].rtt", f"is required: the links of its route have no delay ({p.nodes})"))
+        elif s.rtt == 0 or s.rtt < prop:
+            issues.append(
+                (f"senders[{i}].rtt", f"{format_duration(s.rtt)!r} is not allowed: it must be > 0 and at least {what}")
+            )
+    return issues
+
+
+def _shaper_issues(ln: NetLink, ctx: LimitContext | None) -> list[tuple[str, str]]:
+    issues: list[tuple[str, str]] = []
+    shaper, p = ln.spec.shaper, f"{ln.path}.shaper"
+    if shaper is None:
+        return issues
+    if shaper.rate == 0:
+        issues.append((f"{p}.rate", "'0bit' is not allowed: the rate must be > 0"))
+    if shaper.burst.kind == "bdp" or shaper.burst.value == 0:
+        issues.append((f"{p}.burst", f"{str(shaper.burst)!r} is not allowed: give bytes or packets > 0"))
+    elif ctx is not None and ctx.bytes(shaper.burst) < ctx.packet_bytes:
+        issues.append(
+            (
+                f"{p}.burst",
+                f"{str(shaper.burst)!r} is smaller than one packet ({ctx.packet_bytes} B): nothing could pass",
+            )
+        )
+    if shaper.peakrate is not None and shaper.peakrate <= shaper.rate:
+        issues.append((f"{p}.peakrate", f"must exceed {p}.rate"))
     return issues

@@ -38,6 +38,7 @@ from .network import (
     resolve_loss,
 )
 from .qdisc import BfifoSpec, LimitContext, PfifoSpec, QdiscSpec, can_mark, resolve_qdisc, resolve_shaper
+from .topology import GraphSpec, NetLink, ParkingLotSpec, SenderPath, TopologySpec, net_links, sender_paths
 
 #: Queue of the reverse (ACK) bottleneck direction (engine ``DEFAULT_REVERSE_QUEUE_PKTS``).
 REVERSE_QUEUE_PACKETS = 1000
@@ -66,7 +67,12 @@ class Experiment(_Model):
     :meth:`from_toml` or :func:`load_spec` (which report problems as :class:`SpecError`)."""
 
     experiment: ExperimentSection = Field(description="the [experiment] table: name, duration, ...")
-    bottleneck: BottleneckSpec = Field(description="the [bottleneck] table: rate, buffer, ...")
+    bottleneck: BottleneckSpec | None = Field(
+        None, description="the [bottleneck] table: rate, buffer, ... (the dumbbell; not with [topology])"
+    )
+    topology: TopologySpec | None = Field(
+        None, description="the [topology] table: a parking lot or a graph (default: the dumbbell of [bottleneck])"
+    )
     senders: list[SenderSpec] = Field(min_length=1, description="at least one [[senders]] table")
     flows: list[FlowSpec] = Field(min_length=1, description="at least one [[flows]] table")
     linux: LinuxOptions = Field(
@@ -132,27 +138,58 @@ class Experiment(_Model):
             return 0
         return next(i for i, s in enumerate(self.senders) if s.name == flow.sender)
 
+    # ---- the network (every topology through one view: links and sender paths)
+
+    def links(self) -> list[NetLink]:
+        """The network links (not the access links), in engine order."""
+        return net_links(self)
+
+    def paths(self) -> list[SenderPath]:
+        """Each sender's path over the network links (routes resolved)."""
+        return sender_paths(self)
+
+    def sender_rtt(self, i: int) -> int:
+        """Base RTT of sender ``i``: as given, or (graph) its route's propagation RTT."""
+        rtt = self.senders[i].rtt
+        return rtt if rtt is not None else self.paths()[i].propagation_rtt_ns
+
+    def primary_link(self) -> NetLink:
+        """The link summaries are about: the dumbbell's bottleneck, else the slowest link
+        (the first of equals)."""
+        links = self.links()
+        return min(links, key=lambda ln: self._shaped_rate(ln))
+
     def max_bottleneck_rate(self) -> int:
-        return max([self.bottleneck.rate, *(c.rate for c in self.bottleneck.rate_schedule)])
+        return max(r for ln in self.links() for r in (ln.spec.rate, *(c.rate for c in ln.spec.rate_schedule)))
 
-    def shaped_rate(self) -> int:
-        """The rate that limits the bottleneck: the shaper's if there is one."""
-        b = self.bottleneck
-        return b.shaper.rate if b.shaper is not None else b.rate
+    @staticmethod
+    def _shaped_rate(link: NetLink) -> int:
+        return link.spec.shaper.rate if link.spec.shaper is not None else link.spec.rate
 
-    def qdisc_spec(self) -> Any:
-        """The bottleneck's qdisc spec; by default pfifo for a buffer in packets, else bfifo."""
-        q = self.bottleneck.qdisc
+    def shaped_rate(self, link: NetLink | None = None) -> int:
+        """The rate that limits a link (default the primary one): the shaper's if there is one."""
+        return self._shaped_rate(link or self.primary_link())
+
+    def qdisc_spec(self, link: NetLink | None = None) -> Any:
+        """A link's qdisc spec (default the primary link's); by default pfifo for a buffer
+        in packets, else bfifo."""
+        spec = (link or self.primary_link()).spec
+        q = spec.qdisc
         if isinstance(q, str):  # set without validation (model_copy): parse the shorthand
             return TypeAdapter(QdiscSpec).validate_python(q)
         if q is not None:
             return q
-        return PfifoSpec(kind="pfifo", limit=None) if self.bottleneck.buffer.kind == "packets" else BfifoSpec(kind="bfifo", limit=None)
+        return (
+            PfifoSpec(kind="pfifo", limit=None)
+            if spec.buffer.kind == "packets"
+            else BfifoSpec(kind="bfifo", limit=None)
+        )
 
-    def limit_context(self) -> LimitContext:
-        rtt = self.bdp_rtt_ns()
+    def limit_context(self, link: NetLink | None = None) -> LimitContext:
+        link = link or self.primary_link()
+        rtt = self.bdp_rtt_ns(link)
         return LimitContext(
-            self.bottleneck.buffer, Fraction(self.shaped_rate() * rtt, 8 * NS_PER_SEC), self.packet_bytes()
+            link.spec.buffer, Fraction(self.shaped_rate(link) * rtt, 8 * NS_PER_SEC), self.packet_bytes()
         )
 
     def group_flows(self) -> dict[str, list[int]]:
@@ -167,10 +204,11 @@ class Experiment(_Model):
     def warnings(self) -> list[str]:
         """Things that are valid but probably not what the user meant."""
         out = []
-        if any(f.ecn for f in self.flows) and not can_mark(self.qdisc_spec()):
-            kind = self.qdisc_spec().kind
+        if any(f.ecn for f in self.flows) and not any(can_mark(self.qdisc_spec(ln)) for ln in self.links()):
+            primary = self.primary_link()
+            kind = self.qdisc_spec(primary).kind
             out.append(
-                f"flows[*].ecn is set but bottleneck.qdisc {kind!r} never marks: ECN-capable flows will only see "
+                f"flows[*].ecn is set but {primary.path}.qdisc {kind!r} never marks: ECN-capable flows will only see "
                 "drops; use an AQM with ecn (e.g. qdisc = {kind='codel', ecn=true}, or 'fq_codel')"
             )
         return out
@@ -179,25 +217,30 @@ class Experiment(_Model):
         """Bytes on the wire of a full-sized segment of the largest MSS in the spec."""
         return max(f.mss for f in self.flows) + HEADER_BYTES
 
-    def bdp_rtt_ns(self) -> int:
-        b = self.bottleneck.bdp_rtt
-        rtts = [s.rtt for s in self.senders]
-        if b == "min":
-            return min(rtts)
-        if b == "max":
-            return max(rtts)
+    def bdp_rtt_ns(self, link: NetLink | None = None) -> int:
+        """The RTT of a link's BDP (default the primary link's): its ``bdp_rtt``, where
+        'min' and 'max' range over the senders whose path crosses the link."""
+        link = link or self.primary_link()
+        b = link.spec.bdp_rtt
         if isinstance(b, int):
             return b
-        return next(s.rtt for s in self.senders if s.name == b)
+        if b not in ("min", "max"):
+            return self.sender_rtt(next(i for i, s in enumerate(self.senders) if s.name == b))
+        index = self.links().index(link)
+        paths = self.paths()
+        crossing = [i for i, p in enumerate(paths) if any(k == index for k, _ in p.hops)] or range(len(self.senders))
+        rtts = [self.sender_rtt(i) for i in crossing]
+        return min(rtts) if b == "min" else max(rtts)
 
-    def buffer(self) -> ResolvedBuffer:
-        """Resolve the bottleneck buffer. BDP = rate × bdp_rtt / 8 bytes (exact), with the
-        initial bottleneck rate. A limit in packets is ⌈bytes / packet_bytes⌉, a limit in
-        bytes from packets is packets × packet_bytes, and k×BDP is ⌈k × BDP⌉ bytes."""
-        rtt = self.bdp_rtt_ns()
-        bdp = Fraction(self.shaped_rate() * rtt, 8 * NS_PER_SEC)
+    def buffer(self, link: NetLink | None = None) -> ResolvedBuffer:
+        """Resolve a link's buffer (default the primary link's). BDP = rate × bdp_rtt / 8
+        bytes (exact), with the initial rate. A limit in packets is ⌈bytes / packet_bytes⌉,
+        a limit in bytes from packets is packets × packet_bytes, and k×BDP is ⌈k × BDP⌉ bytes."""
+        link = link or self.primary_link()
+        rtt = self.bdp_rtt_ns(link)
+        bdp = Fraction(self.shaped_rate(link) * rtt, 8 * NS_PER_SEC)
         pkt = self.packet_bytes()
-        buf = self.bottleneck.buffer
+        buf = link.spec.buffer
         if buf.kind == "packets":
             packets = int(buf.value)
             nbytes = packets * pkt
@@ -205,11 +248,13 @@ class Experiment(_Model):
             exact = Fraction(buf.value) if buf.kind == "bytes" else Fraction(buf.value) * bdp
             nbytes = math.ceil(exact)
             packets = max(1, math.ceil(exact / pkt))
-        return ResolvedBuffer(self.qdisc_spec().kind, rtt, math.ceil(bdp), pkt, nbytes, packets)
+        return ResolvedBuffer(self.qdisc_spec(link).kind, rtt, math.ceil(bdp), pkt, nbytes, packets)
 
     def _rwnd_bytes(self, flow: FlowSpec, buffer_bytes: int) -> int:
+        """The flow's receive window; by default large enough never to limit it: twice
+        its path's BDP plus ``buffer_bytes`` (the buffers on its path)."""
         if flow.rwnd is None:
-            rtt = self.senders[self.sender_index(flow)].rtt
+            rtt = self.sender_rtt(self.sender_index(flow))
             path_bdp = math.ceil(Fraction(self.max_bottleneck_rate() * rtt, 8 * NS_PER_SEC))
             return max(DEFAULT_RWND_FLOOR_BYTES, 2 * (path_bdp + buffer_bytes))
         if flow.rwnd.kind == "packets":
@@ -223,17 +268,16 @@ class Experiment(_Model):
         ``count``; the engine expands each into ``count`` consecutive flows, so flow ids
         follow the spec order.
         """
-        buf = self.buffer()
-        b = self.bottleneck
-        ctx = self.limit_context()
-        qdisc = resolve_qdisc(self.qdisc_spec(), ctx, self.group_flows())
-        if b.shaper is not None:
-            qdisc = resolve_shaper(b.shaper, qdisc, ctx)
+        links = self.links()
+        paths = self.paths()
+        groups = self.group_flows()
+        resolved = [self._resolve_link(ln, groups) for ln in links]
+        path_buffer = [sum(self.buffer(links[k]).bytes for k, _ in p.hops) for p in paths]
         flows: list[dict[str, Any]] = []
         in_flight_cap: dict[int, int] = {}  # sender index -> packets its flows can have in flight
         for f in self.flows:
             sender = self.sender_index(f)
-            rwnd = self._rwnd_bytes(f, buf.bytes)
+            rwnd = self._rwnd_bytes(f, path_buffer[sender])
             in_flight_cap[sender] = in_flight_cap.get(sender, 0) + f.count * (math.ceil(rwnd / f.mss) + 1)
             size: int | None = None
             if f.size is not None:
@@ -265,53 +309,78 @@ class Experiment(_Model):
                 queue = int(s.access_queue.value)
             else:
                 queue = max(1, math.ceil(Fraction(s.access_queue.value) / self.packet_bytes()))
-            senders.append(
-                {
-                    "name": s.name,
-                    "rtt_ns": s.rtt,
-                    "access_rate_bps": s.access_rate
-                    if s.access_rate is not None
-                    else ACCESS_RATE_FACTOR * self.max_bottleneck_rate(),
-                    "access_queue_packets": queue,
-                    "delay_path": s.delay_path,
-                    "host": resolve_host(self.host, s.host),
-                }
-            )
+            sender_cfg = {
+                "name": s.name,
+                "rtt_ns": self.sender_rtt(i),
+                "access_rate_bps": s.access_rate
+                if s.access_rate is not None
+                else ACCESS_RATE_FACTOR * self.max_bottleneck_rate(),
+                "access_queue_packets": queue,
+                "delay_path": s.delay_path,
+                "host": resolve_host(self.host, s.host),
+            }
+            if self.topology is not None:
+                sender_cfg["route"] = list(paths[i].nodes)
+            senders.append(sender_cfg)
         e = self.experiment
         return {
             "seed": e.seed,
             "duration_ns": e.duration,
             "warmup_ns": e.warmup,
             "sample_interval_ns": e.sample_interval,
-            "topology": {
-                "kind": "dumbbell",
-                "bottleneck": {
-                    "rate_bps": b.rate,
-                    "delay_ns": b.delay,
-                    "qdisc": qdisc,
-                    **resolve_loss(b.loss),
-                    "rate_schedule": [[c.at, c.rate] for c in b.rate_schedule],
-                    "limit_includes_head": b.limit_includes_head,
-                },
-                "reverse_bottleneck": None
-                if b.reverse_loss == 0.0
-                else {
-                    "rate_bps": b.rate,
-                    "delay_ns": b.delay,
-                    "qdisc": {"kind": "pfifo", "limit_packets": REVERSE_QUEUE_PACKETS},
-                    **resolve_loss(b.reverse_loss),
-                    "rate_schedule": [],
-                    "limit_includes_head": b.limit_includes_head,
-                },
-                "senders": senders,
-            },
+            "topology": self._resolve_topology(resolved, senders),
             "flows": flows,
         }
+
+    def _resolve_link(
+        self, link: NetLink, groups: dict[str, list[int]]
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The engine's forward and reverse ``LinkConfig`` of a link (reverse ``None``:
+        the engine's default, a 1000-packet pfifo at the same rate and delay, no loss)."""
+        b = link.spec
+        ctx = self.limit_context(link)
+        qdisc = resolve_qdisc(self.qdisc_spec(link), ctx, groups)
+        if b.shaper is not None:
+            qdisc = resolve_shaper(b.shaper, qdisc, ctx)
+        forward = {
+            "rate_bps": b.rate,
+            "delay_ns": b.delay,
+            "qdisc": qdisc,
+            **resolve_loss(b.loss),
+            "rate_schedule": [[c.at, c.rate] for c in b.rate_schedule],
+            "limit_includes_head": b.limit_includes_head,
+        }
+        if b.reverse_loss == 0.0:
+            return forward, None
+        reverse = {
+            "rate_bps": b.rate,
+            "delay_ns": b.delay,
+            "qdisc": {"kind": "pfifo", "limit_packets": REVERSE_QUEUE_PACKETS},
+            **resolve_loss(b.reverse_loss),
+            "rate_schedule": [],
+            "limit_includes_head": b.limit_includes_head,
+        }
+        return forward, reverse
+
+    def _resolve_topology(
+        self, resolved: list[tuple[dict[str, Any], dict[str, Any] | None]], senders: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        t = self.topology
+        links = self.links()
+        duplex = [{"name": ln.name, "forward": f, "reverse": r} for ln, (f, r) in zip(links, resolved, strict=True)]
+        if isinstance(t, ParkingLotSpec):
+            return {"kind": "parking_lot", "hops": duplex, "senders": senders}
+        if isinstance(t, GraphSpec):
+            ends = [{"from": ln.src, "to": ln.dst, "link": d} for ln, d in zip(t.links, duplex, strict=True)]
+            return {"kind": "graph", "nodes": list(t.nodes), "links": ends, "senders": senders}
+        forward, reverse = resolved[0]
+        return {"kind": "dumbbell", "bottleneck": forward, "reverse_bottleneck": reverse, "senders": senders}
 
     def derived(self) -> dict[str, Any]:
         """Quantities computed from the spec that the manifest records (resolved buffer,
         measurement window, bottleneck rate): what metrics read, on every backend."""
-        buf = self.buffer()
+        primary = self.primary_link()
+        buf = self.buffer(primary)
         return {
             "buffer": {
                 "qdisc": buf.qdisc,
@@ -324,8 +393,15 @@ class Experiment(_Model):
             "num_flows": sum(f.count for f in self.flows),
             "window": {"warmup_ns": self.experiment.warmup, "duration_ns": self.experiment.duration},
             "bottleneck": {
-                "rate_bps": self.bottleneck.rate,
-                "rate_schedule": [[c.at, c.rate] for c in self.bottleneck.rate_schedule],
+                "link": primary.name,
+                # The senders whose data crosses it (what its utilization counts).
+                "senders": [
+                    s.name
+                    for s, p in zip(self.senders, self.paths(), strict=True)
+                    if any(self.links()[k] == primary for k, _ in p.hops)
+                ],
+                "rate_bps": primary.spec.rate,
+                "rate_schedule": [[c.at, c.rate] for c in primary.spec.rate_schedule],
             },
             "hosts": {s.name: resolve_host(self.host, s.host) for s in self.senders},
         }

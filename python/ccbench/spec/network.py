@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag
 
 from ..units import Size
-from .fields import BdpRtt, Duration, Loss, Name, OptRate, OptSize, Rate, SizeField, _Model
+from .fields import BdpRtt, Duration, Loss, Name, OptDuration, OptName, OptRate, OptSize, Rate, SizeField, _Model
 from .host import HostSpec
 from .qdisc import QdiscSpec, TbfSpec
 
@@ -86,16 +86,28 @@ class BottleneckSpec(_Model):
 
 
 class SenderSpec(_Model):
-    """``[[senders]]``: a sending host, its path RTT and its access link."""
+    """``[[senders]]``: a sending host, its path RTT, its access link and (beyond the
+    dumbbell) its place in the topology."""
 
     name: Name = Field(description="sender name, e.g. 'left'")
-    rtt: Duration = Field(description="base (propagation) round-trip time of this sender's path, e.g. '100ms'")
+    rtt: OptDuration = Field(
+        description="base (propagation) round-trip time of this sender's path, e.g. '100ms'; in a graph, "
+        "default: the route's own propagation RTT",
+        default=None,
+    )
     access_rate: OptRate = Field(None, description="access link rate; default 10 x the bottleneck rate")
     access_queue: OptSize = Field(None, description="access link queue limit (packets or bytes)")
     delay_path: Literal["split", "data", "ack"] = Field(
         "split", description="where the path delay sits: 'split' (half each way), 'data' or 'ack' path"
     )
     host: HostSpec | None = Field(None, description="overrides of [host] for this sender and its receivers")
+    first_hop: int | None = Field(None, ge=0, description="parking lot: first hop its data crosses (default 0)")
+    last_hop: int | None = Field(None, ge=0, description="parking lot: last hop its data crosses (default the last)")
+    src: OptName = Field(None, description="graph: router of the sending host")
+    dst: OptName = Field(None, description="graph: router of its receivers")
+    route: list[Name] | None = Field(
+        None, description="graph: the routers its data crosses, src to dst (default: the shortest path by delay)"
+    )
 
 
 @dataclass(frozen=True)

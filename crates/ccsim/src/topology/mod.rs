@@ -3,9 +3,13 @@
 //! route. The event loop knows only links and routes; everything about dumbbells,
 //! access links and how RTTs are split over hops lives in the builders here.
 //!
-//! One file per builder ([`dumbbell`]) plus [`routing`] (the route table).
+//! One file per builder ([`dumbbell`], [`parking_lot`]) reducing its configuration to
+//! the general description of [`graph`] (routers, duplex links, routes over routers),
+//! which checks routes and builds the links; plus [`routing`] (the route table).
 
 pub mod dumbbell;
+pub mod graph;
+pub mod parking_lot;
 pub mod routing;
 
 pub use routing::{RouteId, RouteTable};
@@ -41,11 +45,20 @@ pub struct Network {
     pub sender_names: Vec<String>,
 }
 
+/// The topology as routers, duplex links and checked routes; the error names the
+/// offending field of `topology`.
+pub fn plan(t: &TopologyConfig) -> Result<graph::Plan<'_>, String> {
+    let general = match t {
+        TopologyConfig::Dumbbell(d) => dumbbell::from_config(d),
+        TopologyConfig::ParkingLot(p) => parking_lot::from_config(p),
+        TopologyConfig::Graph(g) => graph::from_config(g),
+    };
+    graph::check(general.map_err(|e| format!("topology.{e}"))?).map_err(|e| format!("topology.{e}"))
+}
+
 /// Build the network of `cfg` (the configuration has been validated).
 pub fn build(cfg: &ExperimentConfig) -> Result<Network, String> {
-    match &cfg.topology {
-        TopologyConfig::Dumbbell(d) => dumbbell::build(cfg.seed, d, &cfg.flows),
-    }
+    Ok(graph::build(cfg.seed, &plan(&cfg.topology)?, &cfg.flows))
 }
 
 /// Link `index` of a network, built from its configuration: its loss process and its

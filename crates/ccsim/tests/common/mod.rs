@@ -37,6 +37,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
                     access_queue_packets: 10_000,
                     delay_path: DelayPath::Split,
                     host: ccsim::host::HostConfig::linux(),
+                    route: vec![],
                 })
                 .collect(),
         }),
@@ -46,7 +47,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
 
 /// Give every sender (and its receivers) the host `h`.
 pub fn set_host(cfg: &mut ExperimentConfig, h: ccsim::host::HostConfig) {
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     for s in &mut d.senders {
         s.host = h.clone();
     }

@@ -150,6 +150,11 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         return kernel.has_qdisc(kind) is False
 
     e, b = exp.experiment, exp.bottleneck
+    if exp.topology is not None or b is None:
+        topo_kind = exp.topology.kind if exp.topology is not None else None
+        raise BackendError(
+            "linux", [f"topology.kind = {topo_kind!r}: the linux backend builds only the dumbbell ([bottleneck])"]
+        )
     buf = exp.buffer()
     offloads, delay_opt = _linux_options(exp)
     # --- the bottleneck
@@ -176,7 +181,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             + ("this kernel does not provide" if lacks_qdisc("netem") else "the linux backend does not drive yet")
         )
     # --- delay emulation
-    needs_delay = any(s.rtt > NATURAL_RTT_NS for s in exp.senders)
+    needs_delay = any(exp.sender_rtt(i) > NATURAL_RTT_NS for i in range(len(exp.senders)))
     if delay_opt == "netem" and lacks_qdisc("netem"):
         problems.append(
             "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
@@ -289,7 +294,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             SenderPlan(
                 index=si,
                 name=s.name,
-                rtt_ns=s.rtt,
+                rtt_ns=exp.sender_rtt(si),
                 access_rate_bps=s.access_rate,
                 access_queue_pkts=queue,
                 initial_cwnd=min(attrs["initial_cwnd"]),
