@@ -111,7 +111,7 @@ def test_fields_of_another_topology_are_rejected():
     assert "is not allowed with topology.kind = 'parking_lot'" in issues(d)["bottleneck"]
     d = parking_lot()
     del d["topology"]
-    assert issues(d)["bottleneck"].startswith("is required")
+    assert issues(d)["bottleneck"].startswith("required key is missing")
     d = parking_lot()
     d["topology"]["kind"] = "ring"
     assert "topology" in " ".join(issues(d))

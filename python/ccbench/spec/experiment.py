@@ -38,7 +38,16 @@ from .network import (
     resolve_loss,
 )
 from .qdisc import BfifoSpec, LimitContext, PfifoSpec, QdiscSpec, can_mark, resolve_qdisc, resolve_shaper
-from .topology import GraphSpec, NetLink, ParkingLotSpec, SenderPath, TopologySpec, net_links, sender_paths
+from .topology import (
+    MISSING_NETWORK,
+    GraphSpec,
+    NetLink,
+    ParkingLotSpec,
+    SenderPath,
+    TopologySpec,
+    net_links,
+    sender_paths,
+)
 
 #: Queue of the reverse (ACK) bottleneck direction (engine ``DEFAULT_REVERSE_QUEUE_PKTS``).
 REVERSE_QUEUE_PACKETS = 1000
@@ -109,7 +118,13 @@ class Experiment(_Model):
         try:
             return cls.model_validate(dict(data), context={"ccas": catalog})
         except ValidationError as e:
-            raise SpecError(_issues(e, cls), source) from None
+            issues = _issues(e, cls)
+            # Field errors stop validation before the cross checks; the missing network
+            # (an optional key each, but one is required) is reported with them.
+            if "bottleneck" not in data and "topology" not in data and all(p != "bottleneck" for p, _ in issues):
+                at = sum(1 for p, _ in issues if p.startswith("experiment"))
+                issues.insert(at, ("bottleneck", MISSING_NETWORK))
+            raise SpecError(issues, source) from None
 
     @classmethod
     def from_toml(

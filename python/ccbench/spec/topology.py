@@ -20,14 +20,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Literal, Union
 
-import networkx as nx
 from pydantic import Discriminator, Field, Tag
 
 from .fields import Name, OptName, _Model
 from .network import BottleneckSpec
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from .experiment import Experiment
+
+
+#: The problem of a spec with neither ``[bottleneck]`` nor ``[topology]``.
+MISSING_NETWORK = (
+    "required key is missing (the dumbbell's [bottleneck] table, or a [topology] table with "
+    "kind = 'parking_lot' or 'graph')"
+)
 
 
 class LinkSpec(BottleneckSpec):
@@ -110,7 +118,7 @@ def topology_issues(x: Experiment) -> list[tuple[str, str]]:
     issues: list[tuple[str, str]] = []
     kind = "dumbbell" if t is None else t.kind
     if t is None and x.bottleneck is None:
-        issues.append(("bottleneck", "is required (or a [topology] table with kind = 'parking_lot' or 'graph')"))
+        issues.append(("bottleneck", MISSING_NETWORK))
     if t is not None and x.bottleneck is not None:
         issues.append(("bottleneck", f"is not allowed with topology.kind = {kind!r}: give each link in [topology]"))
     for i, s in enumerate(x.senders):
@@ -196,7 +204,7 @@ def _graph_issues(x: Experiment, g: GraphSpec) -> list[tuple[str, str]]:
                 issues.append(
                     (f"{p}.dst", f"{s.dst!r} is the sender's own router (src); a route needs two routers{users}")
                 )
-            elif not nx.has_path(_nx_graph(g), s.src, s.dst):
+            elif not _has_path(g, s.src, s.dst):
                 issues.append(
                     (
                         f"{p}.dst",
@@ -233,9 +241,19 @@ def _route_issues(
     return issues
 
 
+def _has_path(g: GraphSpec, src: str, dst: str) -> bool:
+    import networkx as nx
+
+    return bool(nx.has_path(_nx_graph(g), src, dst))
+
+
 def _nx_graph(g: GraphSpec) -> nx.Graph:
     """The routers and links as an undirected graph; a link's weight is its propagation
-    delay with a tie-break of one unit per hop (routes have at most 250 hops)."""
+    delay with a tie-break of one unit per hop (routes have at most 250 hops).
+    networkx is imported here, not at module load: it costs half a second and only
+    graph topologies need it."""
+    import networkx as nx
+
     graph = nx.Graph()
     graph.add_nodes_from(g.nodes)
     for ln in g.links:
@@ -259,6 +277,8 @@ def sender_paths(x: Experiment) -> list[SenderPath]:
             )
         return out
     if isinstance(t, GraphSpec):
+        import networkx as nx
+
         graph = _nx_graph(t)
         index = {frozenset((ln.src, ln.dst)): i for i, ln in enumerate(t.links)}
         out = []
