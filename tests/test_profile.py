@@ -101,6 +101,10 @@ def test_report_is_organised_by_question_and_shows_flags(cubic_profile):
     assert page.index("<h2>Q1") < page.index("<h2>Q2") < page.index("<h2>Q3")
     assert "Headline findings" in page and "starved by BBRv1" in page
     assert "Not run (needs)" in page
+    figures = sorted(prof.out_dir.glob("fig-*.png"))
+    assert [f.name for f in figures] == ["fig-q1-buffers-1.png", "fig-q1-buffers-2.png",
+                                          "fig-q1-random-loss-1.png", "fig-q2-competing-1.png"]  # fmt: skip
+    assert all(f'src="{f.name}"' in page for f in figures)
     saved = load_profile(prof.out_dir)
     assert [x.status for x in saved.findings] == [x.status for x in prof.findings]
 

@@ -159,6 +159,28 @@ def _findings_html(findings: list[Finding]) -> str:
     return f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>" if rows else ""
 
 
+#: The profile's figures: experiment -> [[suite.figure]]-style specs (ccbench.suites.figures).
+FIGURES: dict[str, list[dict[str, Any]]] = {
+    "q1-buffers": [{"x": "k", "y": "JFI flows", "logx": True, "title": "Jain's index vs buffer (BDP)"},
+                   {"x": "k", "y": "retx %", "logx": True, "title": "retransmissions vs buffer (BDP)"}],
+    "q1-random-loss": [{"x": "loss", "y": "util", "logx": True, "title": "utilization vs random loss"}],
+    "q2-competing": [{"x": "k", "y": "share[x]", "series": "other", "logx": True,
+                      "title": "the CCA's share against each competitor vs buffer (BDP)"}],
+}  # fmt: skip
+
+
+def _figures(prof: Profile, experiment: str, table: pd.DataFrame) -> list[str]:
+    from ..suites.figures import draw
+
+    out = []
+    for i, spec in enumerate(FIGURES.get(experiment, []), start=1):
+        name = f"fig-{experiment}-{i}.png"
+        if draw(table, spec, prof.out_dir / name) is None:
+            cap = html.escape(str(spec["title"]))
+            out.append(f'<figure><img src="{name}" alt="{cap}"><figcaption>{cap}</figcaption></figure>')
+    return out
+
+
 def write_profile_report(prof: Profile) -> Path:
     """``report.html``: the headline findings, then per question each experiment's
     table, its needs and its findings."""
@@ -186,6 +208,7 @@ def write_profile_report(prof: Profile) -> Path:
             table = pd.DataFrame.from_records(e["table"]).replace({"inf": math.inf, "-inf": -math.inf})
             if not table.empty:
                 parts.append(html_table(table))
+                parts.extend(_figures(prof, e["id"], table))
             parts.append(_findings_html([f for f in prof.findings if f.experiment == e["id"]]))
     out = prof.out_dir / "report.html"
     page = f"<!doctype html><meta charset=utf-8><title>ccbench profile {html.escape(prof.cca)}</title>"
