@@ -39,14 +39,14 @@ finding = "leaves half of the link unused with buffers of 1 BDP or more"
 
 [[rule]]
 id = "blocked"
-question = "Q2"
-experiment = "q2-parking-lot"
+question = "Q3"
+experiment = "q3-workloads"
 metric = "JFI flows"
 where = ""
 agg = "min"
 op = "<"
 threshold = 0.8
-finding = "is unfair on a parking lot"
+finding = "is unfair within a workload"
 """
 
 
@@ -71,7 +71,11 @@ def test_quick_profile_runs_every_experiment_it_can_and_names_what_it_needs(cubi
     # CUBIC is always a competitor, --vs adds BBRv1
     assert {row["other"] for row in by_id["q2-competing"]["table"]} == {"cubic", "bbr1"}
     # what the library cannot express yet is named, from spec validation
-    assert any("topology" in n for n in by_id["q2-parking-lot"]["needs"])
+    # the parking lot (docs/topologies.md) runs; the long flow crosses both hops
+    pl = by_id["q2-parking-lot"]
+    assert not pl["needs"] and pl["complete"] == pl["runs"] == 1
+    (row,) = pl["table"]
+    assert row["share[long]"] < row["share[cross1]"] and row["share[long]"] < row["share[cross2]"]
     assert any("traffic" in n for n in by_id["q2-dos"]["needs"])
     assert any("workloads" in n for n in by_id["q3-workloads"]["needs"])
 

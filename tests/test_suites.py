@@ -88,11 +88,11 @@ def test_quick_keeps_buffers_in_bdp_multiples_of_the_scaled_rate():
 
 def test_needs_come_from_validation_not_a_list():
     """Removing the table the library cannot express makes the same scenario ready."""
-    (sc,) = select("recipe/q2-topologies")
+    (sc,) = select("recipe/q2-dos")
     sp = plan_scenario(sc, "tiny")
-    assert any("topology" in n and "#15" in n for n in needs(sp))
+    assert any("traffic" in n and "#8" in n for n in needs(sp))
     doc = scenario_sweep(sc, "tiny")
-    del doc["base"]["topology"]
+    del doc["base"]["traffic"]
     plan = expand(doc)
     assert plan.runs and all(r.valid for r in plan.runs)
 
@@ -163,8 +163,8 @@ def test_cli_lists_suites_with_sizes_and_needs():
     assert r.exit_code == 0, r.output
     rows = [json.loads(line) for line in r.output.splitlines()]
     assert {x["scenario"] for x in rows} == {s.id for s in scenarios()}
-    topo = next(x for x in rows if x["scenario"] == "ncf/parking-lot-elephants")
-    assert topo["runnable"] == 0 and any("topology" in n for n in topo["needs"])
+    blocked = next(x for x in rows if x["scenario"] == "ncf/parking-lot-facebook")
+    assert blocked["runnable"] == 0 and any("workloads" in n for n in blocked["needs"])
     ready = next(x for x in rows if x["scenario"] == "bbr/sync-intra")
     assert ready["runnable"] == ready["runs"] > 0 and ready["est_packets"] > 0 and ready["est_cpu_s"] > 0
     assert ready["preserves"]

@@ -153,12 +153,15 @@ def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "s
         for i, c in enumerate((40, 80, 120))]}]  # fmt: skip
     add("q2-dos", "Q2", "DoS bursts capped at 40 / 80 / 120 % of the link", "phases",
         _sweep("q2-dos", s, dos, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
+    hop = {"rate": f"{rate}Mbit", "delay": "1ms", "buffer": "1BDP"}
     pl = _base(s, backend, [{**x, "name": "long", "sender": "long"}, {**x, "name": "cross1", "sender": "c1"},
                             {**x, "name": "cross2", "sender": "c2"}],
-               [{"name": "long", "rtt": "100ms"}, {"name": "c1", "rtt": "100ms"}, {"name": "c2", "rtt": "100ms"}])  # fmt: skip
-    pl["topology"] = {"kind": "parking_lot", "bottlenecks": 2}
-    add("q2-parking-lot", "Q2", "A parking lot: the CCA's long flow against one cross flow per bottleneck", "pairs",
-        _sweep("q2-parking-lot", s, pl, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
+               [{"name": "long", "rtt": "100ms"}, {"name": "c1", "rtt": "100ms", "last_hop": 0},
+                {"name": "c2", "rtt": "100ms", "first_hop": 1}])  # fmt: skip
+    del pl["bottleneck"]
+    pl["topology"] = {"kind": "parking_lot", "hops": [dict(hop), dict(hop)]}  # docs/topologies.md
+    add("q2-parking-lot", "Q2", "A parking lot: the CCA's long flow against one cross flow per bottleneck (1 BDP)",
+        "pairs", _sweep("q2-parking-lot", s, pl, {"hops": [2]}, {}))  # fmt: skip
 
     # ---- Q3: workload dynamics
     for eid, title, extra in (
