@@ -43,13 +43,16 @@ def test_every_shipped_spec_validates(path, ccas):
 def test_resolved_config_has_exactly_the_engine_fields(base_spec, ccas):
     cfg = make(base_spec, ccas).resolve()
     # Mirrors crates/ccsim/src/config.rs (deny_unknown_fields) plus start_jitter_ns.
-    assert set(cfg) == {"seed", "duration_ns", "warmup_ns", "sample_interval_ns", "topology", "flows"}
+    assert set(cfg) == {
+        "seed", "duration_ns", "warmup_ns", "sample_interval_ns", "sojourn_sample_every", "topology", "flows",
+    }  # fmt: skip
     assert set(cfg["topology"]) == {"kind", "bottleneck", "reverse_bottleneck", "senders"}
     assert set(cfg["topology"]["bottleneck"]) == {
         "rate_bps", "delay_ns", "qdisc", "loss", "gilbert_elliott", "rate_schedule", "limit_includes_head",
     }  # fmt: skip
     assert set(cfg["topology"]["senders"][0]) == {
         "name", "rtt_ns", "access_rate_bps", "access_queue_packets", "delay_path", "host",
+        "access_loss", "access_reverse_loss",
     }  # fmt: skip
     assert set(cfg["topology"]["senders"][0]["host"]) == {
         "timing_noise", "gso_max_segs", "gso_max_size", "gro_max_size", "hz",

@@ -11,6 +11,7 @@ pub use crate::net::loss::{GilbertElliottConfig, LossConfig};
 pub use crate::qdisc::codel::CodelConfig;
 pub use crate::qdisc::fq_codel::FqCodelConfig;
 pub use crate::qdisc::fq_pie::FqPieConfig;
+pub use crate::qdisc::htb::{HtbClassConfig, HtbConfig};
 pub use crate::qdisc::pie::PieConfig;
 pub use crate::qdisc::prio::{Classifier, PrioConfig};
 pub use crate::qdisc::red::RedConfig;
@@ -32,6 +33,10 @@ pub struct ExperimentConfig {
     pub warmup_ns: Time,
     /// Interval of the per-flow and per-queue samples (ns); 0 disables them.
     pub sample_interval_ns: Time,
+    /// Every this many packets dequeued from a recorded queue, one's sojourn time is
+    /// kept in the `sojourn` table (a systematic sample); 0 keeps none.
+    #[serde(default = "default_sojourn_every")]
+    pub sojourn_sample_every: u64,
     pub topology: TopologyConfig,
     pub flows: Vec<FlowConfig>,
 }
@@ -180,6 +185,14 @@ impl LinkConfig {
             None => LossConfig::Bernoulli(self.loss),
         }
     }
+
+    /// Set the link's loss process (the inverse of [`Self::loss_config`]).
+    pub fn set_loss(&mut self, loss: &LossConfig) {
+        (self.loss, self.gilbert_elliott) = match loss {
+            LossConfig::Bernoulli(p) => (*p, None),
+            LossConfig::GilbertElliott(g) => (0.0, Some(g.clone())),
+        };
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -203,6 +216,8 @@ pub enum QdiscConfig {
     Prio(PrioConfig),
     /// Token bucket shaper over a child qdisc (`sch_tbf`).
     Tbf(TbfConfig),
+    /// Rate-limited classes of flows, borrowing up to a ceiling (`sch_htb`).
+    Htb(HtbConfig),
 }
 
 impl QdiscConfig {
@@ -217,6 +232,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(c) => c.validate(),
             QdiscConfig::Prio(c) => c.validate(),
             QdiscConfig::Tbf(c) => c.validate(),
+            QdiscConfig::Htb(c) => c.validate(),
         }
     }
 
@@ -231,6 +247,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(c) => c.ecn,
             QdiscConfig::Prio(c) => c.bands.iter().any(|b| b.can_mark()),
             QdiscConfig::Tbf(c) => c.child.as_ref().is_some_and(|b| b.can_mark()),
+            QdiscConfig::Htb(c) => c.classes.iter().any(|k| k.child.can_mark()),
         }
     }
 }
@@ -257,6 +274,12 @@ pub struct SenderConfig {
     /// Empty in a dumbbell (always A → B) and, in a parking lot, for the full path.
     #[serde(default)]
     pub route: Vec<String>,
+    /// Random loss on the sender's access link, data direction (sender → network).
+    #[serde(default)]
+    pub access_loss: LossConfig,
+    /// Random loss on its access link, ACK direction (network → sender).
+    #[serde(default)]
+    pub access_reverse_loss: LossConfig,
 }
 
 /// Placement of a sender's access-path propagation delay.
@@ -321,6 +344,9 @@ pub struct FlowConfig {
     pub min_rto_ns: Time,
 }
 
+fn default_sojourn_every() -> u64 {
+    crate::trace::network::SOJOURN_SAMPLE_EVERY
+}
 fn default_count() -> u64 {
     1
 }
@@ -390,6 +416,8 @@ impl ExperimentConfig {
                 return Err(format!("senders[{i}].access_rate_bps: must be > 0"));
             }
             s.host.validate(&format!("senders[{i}].host"))?;
+            s.access_loss.validate().map_err(|e| format!("senders[{i}].access_loss: {e}"))?;
+            s.access_reverse_loss.validate().map_err(|e| format!("senders[{i}].access_reverse_loss: {e}"))?;
         }
         // Routes, and RTTs against their propagation delay, are checked by the builders.
         crate::topology::plan(&self.topology)?;

@@ -16,7 +16,7 @@ use crate::tcp::sender::{SenderEvent, SenderParams, INFINITE_SSTHRESH};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, FlowPath, RouteTable};
 use crate::trace::recorder::{EventsBuilder, FlowSample, FlowTsBuilder, QueueSample, QueueTsBuilder};
-use crate::trace::network::{links_table, SojournBuilder, SOJOURN_SAMPLE_EVERY};
+use crate::trace::network::{links_table, SojournBuilder};
 use crate::trace::{Column, Interner, Table};
 use crate::units::Time;
 
@@ -195,7 +195,7 @@ impl<'a> World<'a> {
     fn build(cfg: &'a ExperimentConfig, mut external: Option<&mut cc::registry::ExternalCcas<'_>>) -> Result<Self, String> {
         let topology::Network { mut links, routes, paths, sender_names } = topology::build(cfg)?;
         for l in links.iter_mut().filter(|l| l.recorded) {
-            l.queue.sojourn_every = SOJOURN_SAMPLE_EVERY;
+            l.queue.sojourn_every = cfg.sojourn_sample_every;
         }
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for ((i, f), path) in cfg.flows.iter().enumerate().zip(paths) {

@@ -230,3 +230,36 @@ fn recording_has_sojourn_samples_aqm_state_and_link_byte_counters() {
     assert!(tx[idx("egress_fwd:s0")] + tx[idx("egress_fwd:s1")] <= bn_bytes);
     assert!(tx[idx("egress_fwd:s0")] > 0 && tx[idx("egress_fwd:s1")] > 0);
 }
+
+#[test]
+fn htb_rate_limits_a_flow_group_and_lets_another_borrow() {
+    // 100 Mbit/s link; flow 0 in a class capped at 10 Mbit/s (ceil = rate), flow 1 in a
+    // class guaranteed 10 Mbit/s that may borrow up to the root's 100.
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(15);
+    cfg.warmup_ns = secs(5);
+    let class = |rate: u64, ceil: u64| HtbClassConfig {
+        rate_bps: rate,
+        ceil_bps: Some(ceil),
+        burst_bytes: None,
+        cburst_bytes: None,
+        prio: 0,
+        quantum_bytes: None,
+        child: QdiscConfig::Pfifo { limit_packets: 200 },
+    };
+    bottleneck(&mut cfg).qdisc = QdiscConfig::Htb(HtbConfig {
+        rate_bps: 100_000_000,
+        burst_bytes: None,
+        classes: vec![class(10_000_000, 10_000_000), class(10_000_000, 100_000_000)],
+        classifier: Classifier::Flow { band_of_flow: vec![0, 1], default_band: 1 },
+    });
+    cfg.flows = vec![flow(0, "cubic", 0), flow(0, "cubic", 0)];
+    let out = ccsim::run(&cfg).unwrap();
+    let g = goodputs(&cfg, &out);
+    println!("htb goodputs (Mbit/s): {:.2} {:.2}", g[0] / 1e6, g[1] / 1e6);
+    // Goodput is payload: 1448/1500 of the wire rate at most.
+    assert!(g[0] > 8.5e6 && g[0] < 10e6, "capped class: {g:?}");
+    assert!(g[1] > 80e6, "the borrowing class takes the rest: {g:?}");
+    let s = out.stats;
+    assert_eq!(s.data_pkts_sent, s.data_pkts_delivered + s.data_pkts_dropped + s.data_pkts_in_network);
+}

@@ -34,6 +34,8 @@ fn sender(name: &str, rtt_ms: u64, route: &[&str]) -> SenderConfig {
         delay_path: DelayPath::Split,
         host: ccsim::host::HostConfig::linux(),
         route: route.iter().map(|s| s.to_string()).collect(),
+        access_loss: LossConfig::default(),
+        access_reverse_loss: LossConfig::default(),
     }
 }
 
@@ -202,4 +204,43 @@ fn bad_graph_links_are_rejected_with_the_field_named() {
     cfg.topology = TopologyConfig::Graph(g);
     let e = ccsim::run(&cfg).unwrap_err();
     assert!(e.starts_with("topology.links[1].link: a second link between 'b' and 'a' (links[0].link is the first)"), "{e}");
+}
+
+/// The values of a dictionary column, row by row.
+fn strs<'t>(t: &'t Table, name: &str) -> Vec<&'t str> {
+    let Some(Column::Dict { codes, values }) = t.column(name) else { panic!("{name} column") };
+    codes.iter().map(|&c| values[c as usize].as_str()).collect()
+}
+
+#[test]
+fn access_links_lose_per_direction_and_sojourn_sampling_is_configurable() {
+    let mut cfg = dumbbell(50, &[20, 20], 1.0);
+    cfg.duration_ns = secs(3);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!() };
+    d.senders[0].access_loss = LossConfig::Bernoulli(0.01);
+    d.senders[1].access_reverse_loss = LossConfig::Bernoulli(0.05);
+    cfg.flows = vec![flow(0, "cubic", 0), flow(1, "cubic", 0)];
+    cfg.sojourn_sample_every = 1;
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let (kind, link, reason) = (strs(&out.events, "kind"), strs(&out.events, "link"), strs(&out.events, "reason"));
+    let data = out.events.f64s("value2");
+    let random: Vec<(&str, bool)> =
+        (0..kind.len()).filter(|&i| kind[i] == "drop" && reason[i] == "random_loss").map(|i| (link[i], data[i] == 1.0)).collect();
+    // s0 loses data on its way in, s1 loses ACKs on their way back; nothing else is random.
+    let lost_data = random.iter().filter(|r| **r == ("access_fwd:s0", true)).count() as f64;
+    let lost_acks = random.iter().filter(|r| **r == ("access_rev:s1", false)).count() as f64;
+    assert!(random.iter().all(|r| *r == ("access_fwd:s0", true) || *r == ("access_rev:s1", false)));
+    let names = strs(&out.links, "link");
+    let tx_pkts = |n: &str| out.links.u64s("tx_pkts")[names.iter().position(|&m| m == n).unwrap()] as f64;
+    let p_data = lost_data / (lost_data + tx_pkts("access_fwd:s0"));
+    let p_acks = lost_acks / (lost_acks + tx_pkts("access_rev:s1"));
+    assert!(p_data > 0.002 && p_data < 0.025, "1 % configured, {p_data} measured");
+    assert!(p_acks > 0.03 && p_acks < 0.07, "5 % configured, {p_acks} measured");
+    // Every packet dequeued from the bottleneck has its sojourn time kept.
+    let kept = strs(&out.sojourn, "link").iter().filter(|&&l| l == "bottleneck").count() as u64;
+    let sent = tx_pkts("bottleneck") as u64;
+    assert!(kept >= sent && kept <= sent + 1, "kept {kept}, sent {sent}");
+    cfg.sojourn_sample_every = 0;
+    assert_eq!(ccsim::run(&cfg).unwrap().sojourn.num_rows(), 0);
 }

@@ -36,6 +36,7 @@ from .network import (
     ResolvedBuffer,
     SenderSpec,
     resolve_loss,
+    resolve_loss_value,
 )
 from .qdisc import BfifoSpec, LimitContext, PfifoSpec, QdiscSpec, can_mark, resolve_qdisc, resolve_shaper
 from .topology import (
@@ -65,6 +66,9 @@ class ExperimentSection(_Model):
     warmup: Duration = Field(0, description="start of the measurement window, e.g. '5s'")
     sample_interval: Duration = Field(
         DEFAULT_SAMPLE_INTERVAL_NS, description="interval of flow_ts/queue_ts samples, e.g. '100ms'; 0 disables"
+    )
+    sojourn_sample_every: int = Field(
+        10, ge=0, le=2**32, description="keep every n-th packet's queueing delay in the sojourn table; 0 keeps none"
     )
     backend: BackendName = Field(
         "sim", description="'sim' (the simulator) or 'linux' (real kernels in network namespaces, root only)"
@@ -203,9 +207,8 @@ class Experiment(_Model):
     def limit_context(self, link: NetLink | None = None) -> LimitContext:
         link = link or self.primary_link()
         rtt = self.bdp_rtt_ns(link)
-        return LimitContext(
-            link.spec.buffer, Fraction(self.shaped_rate(link) * rtt, 8 * NS_PER_SEC), self.packet_bytes()
-        )
+        rate = self.shaped_rate(link)
+        return LimitContext(link.spec.buffer, Fraction(rate * rtt, 8 * NS_PER_SEC), self.packet_bytes(), rate)
 
     def group_flows(self) -> dict[str, list[int]]:
         """Flow ids of each flow group (``flows[*].name``, default the CCA name)."""
@@ -333,6 +336,8 @@ class Experiment(_Model):
                 "access_queue_packets": queue,
                 "delay_path": s.delay_path,
                 "host": resolve_host(self.host, s.host),
+                "access_loss": resolve_loss_value(s.access_loss),
+                "access_reverse_loss": resolve_loss_value(s.access_reverse_loss),
             }
             if self.topology is not None:
                 sender_cfg["route"] = list(paths[i].nodes)
@@ -343,6 +348,7 @@ class Experiment(_Model):
             "duration_ns": e.duration,
             "warmup_ns": e.warmup,
             "sample_interval_ns": e.sample_interval,
+            "sojourn_sample_every": e.sojourn_sample_every,
             "topology": self._resolve_topology(resolved, senders),
             "flows": flows,
         }

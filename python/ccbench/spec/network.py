@@ -46,6 +46,11 @@ LossSpec = Annotated[
 ]
 
 
+def resolve_loss_value(loss: Any) -> float | dict[str, float]:
+    """The engine's ``LossConfig``: a Bernoulli probability or the Gilbert–Elliott table."""
+    return resolve_loss(loss)["gilbert_elliott"] or loss
+
+
 def resolve_loss(loss: Any) -> dict[str, Any]:
     """The engine link's ``loss`` (Bernoulli) and ``gilbert_elliott`` fields."""
     if isinstance(loss, GilbertElliottSpec):
@@ -65,7 +70,7 @@ class BottleneckSpec(_Model):
     bdp_rtt: BdpRtt = Field("min", description="RTT of the BDP: 'min', 'max', a sender name or a duration")
     qdisc: QdiscSpec | None = Field(
         None,
-        description="queue discipline: 'pfifo', 'bfifo', 'red', 'codel', 'fq_codel', 'pie', 'fq_pie', 'prio', "
+        description="queue discipline: 'pfifo', 'bfifo', 'red', 'codel', 'fq_codel', 'pie', 'fq_pie', 'prio', 'htb', "
         "or a table {kind='red', ...} overriding tc defaults; default pfifo/bfifo by the buffer's unit",
     )
     shaper: TbfSpec | None = Field(
@@ -108,6 +113,11 @@ class SenderSpec(_Model):
     route: list[Name] | None = Field(
         None, description="graph: the routers its data crosses, src to dst (default: the shortest path by delay)"
     )
+    access_loss: LossSpec = Field(
+        0.0,
+        description="random loss on its access link, data direction: 0.001, '0.1%' or {model='gilbert_elliott', ...}",
+    )
+    access_reverse_loss: LossSpec = Field(0.0, description="random loss on its access link, ACK direction")
 
 
 @dataclass(frozen=True)

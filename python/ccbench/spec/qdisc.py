@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import BeforeValidator, Discriminator, Field, Tag
 
 from ..units import Size
-from .fields import Duration, OptDuration, OptRate, OptSize, Rate, SizeField, _Model
+from .fields import Duration, Name, OptDuration, OptRate, OptSize, Rate, SizeField, _Model
 
 #: ``tc`` defaults (Linux 6.x, iproute2 6.x); docs/qdiscs.md lists them all.
 CODEL_TARGET_NS = 5_000_000
@@ -140,6 +140,31 @@ class PrioSpec(_Model):
     )
 
 
+class HtbClassSpec(_Model):
+    """A leaf class of ``htb`` (``tc class add ... htb``): the flow groups in it, its
+    guaranteed ``rate``, the ``ceil`` it may borrow up to, and its queue."""
+
+    groups: list[Name] = Field(
+        default_factory=list, description="flow groups in this class; a class with none takes every other flow"
+    )
+    rate: Rate = Field(description="guaranteed rate, e.g. '20Mbit'")
+    ceil: OptRate = Field(None, description="most it may send by borrowing; tc default: rate")
+    burst: OptSize = Field(None, description="bucket at rate; tc default rate/hz + 1600B (about 1600 B)")
+    cburst: OptSize = Field(None, description="bucket at ceil; tc default ceil/hz + 1600B")
+    prio: int = Field(0, ge=0, le=7, description="lower borrows first; tc default 0")
+    quantum: int | None = Field(None, ge=1, description="DRR bytes; tc default rate/10 in [1000, 200000]")
+    qdisc: QdiscSpec | None = Field(None, description="the class's queue; default pfifo of the link's buffer")
+
+
+class HtbSpec(_Model):
+    """Hierarchical token bucket (``sch_htb``): rate-limited classes of flow groups."""
+
+    kind: Literal["htb"]
+    rate: OptRate = Field(None, description="root class rate (what classes borrow from); default the link's rate")
+    burst: OptSize = Field(None, description="root bucket; tc default rate/hz + 1600B")
+    classes: list[HtbClassSpec] = Field(min_length=1, max_length=64, description="the leaf classes")
+
+
 def _shorthand(value: object) -> object:
     """``"red"`` means ``{kind = "red"}``."""
     return {"kind": value} if isinstance(value, str) else value
@@ -161,13 +186,16 @@ QdiscSpec = Annotated[
         Annotated[PieSpec, Tag("pie")],
         Annotated[FqPieSpec, Tag("fq_pie")],
         Annotated[PrioSpec, Tag("prio")],
+        Annotated[HtbSpec, Tag("htb")],
     ],
     Discriminator(_kind),
     BeforeValidator(_shorthand),
 ]
 PrioSpec.model_rebuild()
+HtbClassSpec.model_rebuild()
+HtbSpec.model_rebuild()
 
-QDISC_KINDS = ("pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "prio")
+QDISC_KINDS = ("pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "prio", "htb")
 
 
 class TbfSpec(_Model):
@@ -187,16 +215,20 @@ def can_mark(q: Any) -> bool:
         return q.ecn or q.ce_threshold is not None
     if isinstance(q, PrioSpec):
         return any(can_mark(b) for b in q.bands)
+    if isinstance(q, HtbSpec):
+        return any(c.qdisc is not None and can_mark(c.qdisc) for c in q.classes)
     return False
 
 
 class LimitContext:
     """What a qdisc's limit is resolved against: the link's buffer and the BDP."""
 
-    def __init__(self, buffer: Size, bdp_bytes: Fraction, packet_bytes: int):
+    def __init__(self, buffer: Size, bdp_bytes: Fraction, packet_bytes: int, rate_bps: int = 0):
         self.buffer = buffer
         self.bdp = bdp_bytes
         self.packet_bytes = packet_bytes
+        #: The link's (shaped) rate: the default of an htb root.
+        self.rate_bps = rate_bps
 
     def bytes(self, s: Size | None) -> int:
         s = s or self.buffer
@@ -310,7 +342,42 @@ def resolve_qdisc(q: Any, ctx: LimitContext, group_flows: dict[str, list[int]]) 
                     band_of_flow[f] = band
             classifier = {"by": "flow", "band_of_flow": band_of_flow, "default_band": len(bands) - 1}
         return {"kind": "prio", "bands": bands, "classifier": classifier}
+    if isinstance(q, HtbSpec):
+        return _resolve_htb(q, ctx, group_flows)
     raise AssertionError(f"unknown qdisc spec {q!r}")
+
+
+def _htb_default_class(q: HtbSpec) -> int:
+    """The class of flows no class names: the first class without groups, else the last."""
+    return next((i for i, c in enumerate(q.classes) if not c.groups), len(q.classes) - 1)
+
+
+def _resolve_htb(q: HtbSpec, ctx: LimitContext, group_flows: dict[str, list[int]]) -> dict[str, Any]:
+    default = _htb_default_class(q)
+    class_of_flow = [default] * sum(len(v) for v in group_flows.values())
+    for i, c in enumerate(q.classes):
+        for g in c.groups:
+            for f in group_flows.get(g, []):
+                class_of_flow[f] = i
+    classes = [
+        {
+            "rate_bps": c.rate,
+            "ceil_bps": c.ceil,
+            "burst_bytes": ctx.bytes(c.burst) if c.burst is not None else None,
+            "cburst_bytes": ctx.bytes(c.cburst) if c.cburst is not None else None,
+            "prio": c.prio,
+            "quantum_bytes": c.quantum,
+            "child": resolve_qdisc(c.qdisc or PfifoSpec(kind="pfifo", limit=None), ctx, group_flows),
+        }
+        for c in q.classes
+    ]
+    return {
+        "kind": "htb",
+        "rate_bps": q.rate if q.rate is not None else ctx.rate_bps,
+        "burst_bytes": ctx.bytes(q.burst) if q.burst is not None else None,
+        "classes": classes,
+        "classifier": {"by": "flow", "band_of_flow": class_of_flow, "default_band": default},
+    }
 
 
 def resolve_shaper(tbf: TbfSpec, child: dict[str, Any], ctx: LimitContext) -> dict[str, Any]:
@@ -360,4 +427,32 @@ def qdisc_issues(q: Any, path: str, ctx: LimitContext | None, groups: list[str])
                 issues.append((f"{path}.band_of.{g}", f"band {b} does not exist (bands 0..{n - 1})"))
         for i, band in enumerate(q.bands):
             issues.extend(qdisc_issues(band, f"{path}.bands[{i}]", ctx, groups))
+    if isinstance(q, HtbSpec):
+        issues.extend(_htb_issues(q, path, ctx, groups))
+    return issues
+
+
+def _htb_issues(q: HtbSpec, path: str, ctx: LimitContext | None, groups: list[str]) -> list[tuple[str, str]]:
+    issues: list[tuple[str, str]] = []
+    if q.rate == 0:
+        issues.append((f"{path}.rate", "'0bit' is not allowed: the rate must be > 0"))
+    seen: dict[str, int] = {}
+    for i, c in enumerate(q.classes):
+        p = f"{path}.classes[{i}]"
+        if c.rate == 0:
+            issues.append((f"{p}.rate", "'0bit' is not allowed: the rate must be > 0"))
+        if c.ceil is not None and c.ceil < c.rate:
+            issues.append((f"{p}.ceil", f"must be at least {p}.rate"))
+        for field in ("burst", "cburst"):
+            size = getattr(c, field)
+            if size is not None and (size.kind == "bdp" or size.value == 0):
+                issues.append((f"{p}.{field}", f"{str(size)!r} is not allowed: give bytes or packets > 0"))
+        for g in c.groups:
+            if g not in groups:
+                issues.append((f"{p}.groups", f"{g!r} is not a flow group (groups: {', '.join(groups)})"))
+            elif g in seen:
+                issues.append((f"{p}.groups", f"{g!r} is already in {path}.classes[{seen[g]}]"))
+            seen.setdefault(g, i)
+        if c.qdisc is not None:
+            issues.extend(qdisc_issues(c.qdisc, f"{p}.qdisc", ctx, groups))
     return issues

@@ -15,6 +15,7 @@ pub mod fifo;
 mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
+pub mod htb;
 pub mod pie;
 pub mod prio;
 pub mod red;
@@ -150,6 +151,7 @@ pub fn build(cfg: &QdiscConfig, rng: &mut SimRng) -> Box<dyn Qdisc> {
         QdiscConfig::FqPie(c) => Box::new(fq_pie::FqPie::new(c, rng)),
         QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, rng)),
         QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c, rng)),
+        QdiscConfig::Htb(c) => Box::new(htb::Htb::new(c, rng)),
     }
 }
 

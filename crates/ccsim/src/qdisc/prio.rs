@@ -33,6 +33,49 @@ pub enum Classifier {
     },
 }
 
+impl Classifier {
+    /// Check the classifier against `n` classes (bands); errors start with `who`.
+    pub fn validate(&self, n: usize, who: &str, what: &str) -> Result<(), String> {
+        match self {
+            Classifier::Flow { band_of_flow, default_band } => {
+                if let Some(b) = band_of_flow.iter().chain([default_band]).find(|&&b| b as usize >= n) {
+                    return Err(format!("{who}: {what} {b} does not exist ({what}s 0..{})", n - 1));
+                }
+            }
+            Classifier::BytesSent { thresholds_bytes } => {
+                if thresholds_bytes.len() + 1 != n {
+                    let need = thresholds_bytes.len() + 1;
+                    return Err(format!("{who}: {} thresholds need {need} {what}s, not {n}", thresholds_bytes.len()));
+                }
+                if thresholds_bytes.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(format!("{who}: thresholds_bytes must increase"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The class (band) of a data packet; ACKs go to `ack_class`.
+    pub fn class_of(&self, p: &Packet, ack_class: usize) -> usize {
+        let Payload::Data(seg) = p.payload else { return ack_class };
+        match self {
+            Classifier::Flow { band_of_flow, default_band } => *band_of_flow.get(p.flow as usize).unwrap_or(default_band) as usize,
+            Classifier::BytesSent { thresholds_bytes } => {
+                let sent = seg.seg * seg.len as u64;
+                thresholds_bytes.iter().position(|&t| sent < t).unwrap_or(thresholds_bytes.len())
+            }
+        }
+    }
+
+    /// Where unclassified traffic goes: the flow table's default, else class 0.
+    pub fn default_class(&self) -> usize {
+        match self {
+            Classifier::Flow { default_band, .. } => *default_band as usize,
+            Classifier::BytesSent { .. } => 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrioConfig {
@@ -46,22 +89,7 @@ impl PrioConfig {
         if self.bands.is_empty() || self.bands.len() > 16 {
             return Err(format!("prio: {} bands; give 1 to 16", self.bands.len()));
         }
-        let n = self.bands.len();
-        match &self.classifier {
-            Classifier::Flow { band_of_flow, default_band } => {
-                if let Some(b) = band_of_flow.iter().chain([default_band]).find(|&&b| b as usize >= n) {
-                    return Err(format!("prio: band {b} does not exist (bands 0..{})", n - 1));
-                }
-            }
-            Classifier::BytesSent { thresholds_bytes } => {
-                if thresholds_bytes.len() + 1 != n {
-                    return Err(format!("prio: {} thresholds need {} bands, not {n}", thresholds_bytes.len(), thresholds_bytes.len() + 1));
-                }
-                if thresholds_bytes.windows(2).any(|w| w[0] >= w[1]) {
-                    return Err("prio: thresholds_bytes must increase".into());
-                }
-            }
-        }
+        self.classifier.validate(self.bands.len(), "prio", "band")?;
         for b in &self.bands {
             b.validate()?;
         }
@@ -80,15 +108,9 @@ impl Prio {
         Self { classifier: cfg.classifier.clone(), bands: cfg.bands.iter().map(|b| build(b, rng)).collect() }
     }
 
+    /// ACKs always go to band 0 (they are tiny and carry the reverse flow's clock).
     pub fn band_of(&self, p: &Packet) -> usize {
-        let Payload::Data(seg) = p.payload else { return 0 };
-        match &self.classifier {
-            Classifier::Flow { band_of_flow, default_band } => *band_of_flow.get(p.flow as usize).unwrap_or(default_band) as usize,
-            Classifier::BytesSent { thresholds_bytes } => {
-                let sent = seg.seg * seg.len as u64;
-                thresholds_bytes.iter().position(|&t| sent < t).unwrap_or(thresholds_bytes.len())
-            }
-        }
+        self.classifier.class_of(p, 0)
     }
 }
 

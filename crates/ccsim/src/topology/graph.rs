@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use super::{FlowPath, Network, RouteTable};
-use crate::config::{DelayPath, DuplexLinkConfig, FlowConfig, GraphConfig, LinkConfig, QdiscConfig, SenderConfig};
+use crate::config::{DelayPath, DuplexLinkConfig, FlowConfig, GraphConfig, LinkConfig, LossConfig, QdiscConfig, SenderConfig};
 use crate::net::LinkId;
 use crate::units::Time;
 
@@ -197,8 +197,10 @@ pub fn build(seed: u64, plan: &Plan<'_>, flows: &[FlowConfig]) -> Network {
         };
         let base = links.len() as LinkId;
         let names = ["access_fwd", "egress_fwd", "egress_rev", "access_rev"];
-        for (name, delay) in names.iter().zip([fwd_delay, 0, 0, rev_delay]) {
-            let access = LinkConfig {
+        let no_loss = LossConfig::default();
+        let losses = [&s.access_loss, &no_loss, &no_loss, &s.access_reverse_loss];
+        for ((name, delay), loss) in names.iter().zip([fwd_delay, 0, 0, rev_delay]).zip(losses) {
+            let mut access = LinkConfig {
                 rate_bps: s.access_rate_bps,
                 delay_ns: delay,
                 qdisc: QdiscConfig::Pfifo { limit_packets: s.access_queue_packets },
@@ -207,6 +209,7 @@ pub fn build(seed: u64, plan: &Plan<'_>, flows: &[FlowConfig]) -> Network {
                 rate_schedule: Vec::new(),
                 limit_includes_head: false,
             };
+            access.set_loss(loss);
             links.push(super::link_from_config(seed, links.len(), format!("{name}:{}", s.name), &access));
         }
         let link_of = |&(k, fwd): &(usize, bool)| (2 * k + usize::from(!fwd)) as LinkId;

@@ -16,6 +16,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
         duration_ns: secs(30),
         warmup_ns: secs(5),
         sample_interval_ns: ms(100),
+        sojourn_sample_every: 10,
         topology: TopologyConfig::Dumbbell(DumbbellConfig {
             bottleneck: LinkConfig {
                 rate_bps: rate,
@@ -38,6 +39,8 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
                     delay_path: DelayPath::Split,
                     host: ccsim::host::HostConfig::linux(),
                     route: vec![],
+                    access_loss: LossConfig::default(),
+                    access_reverse_loss: LossConfig::default(),
                 })
                 .collect(),
         }),
