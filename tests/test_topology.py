@@ -155,6 +155,12 @@ def test_parking_lot_end_to_end_long_flow_gets_less_and_links_carry_their_flows(
     assert links["hop0"] >= links["egress_fwd:long"] + links["egress_fwd:cross0"]
     q = res.queue_ts
     assert set(q["link"]) == {"hop0", "hop0_rev", "hop1", "hop1_rev"}
+    # Plots default to the run's bottleneck: the slowest link, the first of equals.
+    from ccbench.plots.timeseries import queue
+
+    assert res.primary_link == "hop0"
+    xs = queue(res).axes[0].lines[0].get_xdata()
+    assert len(xs) == len(q[q["link"] == "hop0"]) > 100
     assert q.groupby("link")["time_ns"].apply(lambda s: s.is_monotonic_increasing).all()
 
 

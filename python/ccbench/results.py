@@ -228,9 +228,13 @@ class RunResult:
         """The engine configuration (``LinkConfig``: rate, delay, qdisc, rate schedule, ...)
         of network link ``name`` (default: the one summaries are about,
         ``derived.bottleneck.link``); ``{}`` when the run has no such link."""
-        if name is None:
-            name = self.derived.get("bottleneck", {}).get("link", "bottleneck")
-        return link_config(self.engine_config, name)
+        return link_config(self.engine_config, name or self.primary_link)
+
+    @property
+    def primary_link(self) -> str:
+        """Name of the link summaries and plots are about by default: the dumbbell's
+        ``bottleneck``, else a topology's slowest link (``derived.bottleneck.link``)."""
+        return str(self.derived.get("bottleneck", {}).get("link", "bottleneck"))
 
     @property
     def derived(self) -> dict[str, Any]:

@@ -92,10 +92,12 @@ def cwnd(data: RunSet | RunResult, *, run: str | None = None, by: str = "flow", 
     return fig
 
 
-def queue(data: RunSet | RunResult, *, run: str | None = None, link: str = "bottleneck") -> Figure:
+def queue(data: RunSet | RunResult, *, run: str | None = None, link: str | None = None) -> Figure:
     """Queue occupancy over time (packets) with the buffer limit, and cumulative drops
-    (and ECN marks, if any) on a second axis."""
+    (and ECN marks, if any) on a second axis. ``link``: default the run's bottleneck
+    (a topology's slowest link)."""
     res, label = pick_run(data, run)
+    link = link or res.primary_link
     q = res.queue_ts
     q = q[q["link"].astype(str) == link].sort_values("time_ns")
     fig = new_figure()
@@ -117,8 +119,9 @@ def queue(data: RunSet | RunResult, *, run: str | None = None, link: str = "bott
     return fig
 
 
-def _delays(res: RunResult, link: str):
+def _delays(res: RunResult, link: str | None):
     """Sojourn samples if the run has them, else the backlog drain-time estimate."""
+    link = link or res.primary_link
     if "sojourn" in res.tables:
         s = res.table("sojourn")
         return s[s["link"].astype(str) == link], "sojourn time"
@@ -128,10 +131,11 @@ def _delays(res: RunResult, link: str):
     ), "backlog × 8 / rate"
 
 
-def queue_delay(data: RunSet | RunResult, *, run: str | None = None, link: str = "bottleneck") -> Figure:
+def queue_delay(data: RunSet | RunResult, *, run: str | None = None, link: str | None = None) -> Figure:
     """Queueing delay over time: sojourn samples when the run recorded them, else
-    the backlog's drain time at the link rate."""
+    the backlog's drain time at the link rate (``link``: default the run's bottleneck)."""
     res, label = pick_run(data, run)
+    link = link or res.primary_link
     d, how = _delays(res, link)
     fig = new_figure()
     ax = fig.add_subplot()
@@ -142,7 +146,7 @@ def queue_delay(data: RunSet | RunResult, *, run: str | None = None, link: str =
 
 
 def queue_delay_cdf(
-    data: RunSet | RunResult, *, run: str | None = None, link: str = "bottleneck", after_warmup: bool = True
+    data: RunSet | RunResult, *, run: str | None = None, link: str | None = None, after_warmup: bool = True
 ) -> Figure:
     """CDF of the queueing delay over the measurement window, for one run or each run
     of a sweep (up to 12)."""
