@@ -23,12 +23,12 @@ nor the engine): heavy modules are imported inside the commands that need them.
 
 from __future__ import annotations
 
-import os
+from .threads import limit_blas_threads
 
 # NumPy's OpenBLAS starts a worker thread per core that burns CPU doing nothing for
 # our workloads; one is enough. Set before anything imports NumPy; inherited by the
 # processes a command starts (sweep workers).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+limit_blas_threads()
 
 import json  # noqa: E402
 import math  # noqa: E402

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from ..threads import blas_limited_environ
 from .worker import RunTask, execute, failure_record
 
 __all__ = ["DaskExecutor", "Executor", "LocalExecutor", "default_workers"]
@@ -99,7 +100,10 @@ class LocalExecutor(Executor):
     def _start(self) -> _Slot:
         parent, child = self._ctx.Pipe()
         proc = self._ctx.Process(target=_worker_loop, args=(child,), name="ccbench-sweep-worker", daemon=True)
-        proc.start()
+        # The fork server (started by the first worker) and so every worker it forks
+        # get the BLAS thread limit before they import NumPy (ccbench.threads).
+        with blas_limited_environ():
+            proc.start()
         child.close()
         return _Slot(proc, parent)
 
