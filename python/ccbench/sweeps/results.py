@@ -115,7 +115,9 @@ class SweepResults:
 
     def table(self, name: str, run_ids: Iterable[str] | None = None, columns: list[str] | None = None) -> pd.DataFrame:
         """Table ``name`` of the given complete runs (default: all), concatenated, with
-        ``run_id`` and the parameter columns in front."""
+        ``run_id`` and the parameter columns in front. A parameter named like a column
+        of the table (a sweep variable ``cca`` and the flows' ``cca``) comes as
+        ``param.<name>``, so the table's own column keeps its meaning."""
         if name not in TABLES:
             raise KeyError(f"no table {name!r}; tables: {', '.join(TABLES)}")
         ids = self._complete_ids(run_ids)
@@ -130,8 +132,9 @@ class SweepResults:
         # Dictionary columns may have different dictionaries per run: unify them.
         table = pa.concat_tables(parts, promote_options="permissive").unify_dictionaries()
         df = table.to_pandas()
+        params = params.rename(columns={c: f"param.{c}" for c in params.columns if c in df.columns})
         df = df.join(params, on="run_id")
-        front = ["run_id", "repetition", "seed", *self.columns]
+        front = ["run_id", *params.columns]
         return df[front + [c for c in df.columns if c not in front]]
 
     @property
