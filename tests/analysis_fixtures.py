@@ -28,6 +28,8 @@ RUN_SPEC: dict[str, Any] = {
             "start": "2s",
             "start_jitter": "2s",
         },
+        # a burst (a flow with a stop time) for the recovery view
+        {"name": "burst", "sender": "cubic-host", "cca": "cubic", "start": "3s", "stop": "4s"},
     ],
 }
 

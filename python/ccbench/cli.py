@@ -229,13 +229,18 @@ def run_cmd(
 
 
 def _drops_line(result: Any, s: dict[str, Any]) -> tuple[str, str]:
-    """The window's bottleneck drops come from queue samples; without samples
-    (sample_interval = 0) say so and give the engine's whole-run counter instead of 0."""
-    if result.engine_config.get("sample_interval_ns", 1) == 0:
-        dropped = result.stats.get("data_pkts_dropped")
-        whole = f"; whole run, all links: {dropped} data packets (engine counter)" if dropped is not None else ""
-        return ("bottleneck drops (window)", f"unavailable: sample_interval = 0 records no queue samples{whole}")
+    """The bottleneck's drops over the window: from the engine's link counters (or the
+    queue samples of a backend without them); unavailable is said, never shown as 0."""
+    if s["drops"] is None:
+        return ("bottleneck drops (window)", "unavailable: this run has neither link counters nor queue samples")
     return ("bottleneck drops (window)", f"{s['drops']} ({_num(s['drop_pct'], '{:.2f}')}% of arrivals)")
+
+
+def _delay_line(s: dict[str, Any]) -> list[tuple[str, str]]:
+    d = s.get("queue_delay") or {}
+    if not d.get("samples"):
+        return []
+    return [("queueing delay p50 / p99", f"{d['p50_ns'] / 1e6:.2f} / {d['p99_ns'] / 1e6:.2f} ms")]
 
 
 def _print_summary(result: Any, target: Path) -> None:
@@ -274,10 +279,11 @@ def _print_summary(result: Any, target: Path) -> None:
         *([("Jain's index (per sender)", _num(s["jain_senders"]))] if math.isfinite(s["jain_senders"]) else []),
         ("utilization", _num(s["utilization"])),
         (
-            "retransmissions (whole run)",
+            f"retransmissions ({'window' if s['windows']['retransmissions'] == 'measurement window' else 'whole run'})",
             f"{s['retransmissions']} ({_num(s['retransmission_pct'], '{:.2f}')}% of delivered)",
         ),
         _drops_line(result, s),
+        *_delay_line(s),
         ("wall time", f"{result.manifest.get('wall_time_s', float('nan')):.2f} s"),
         ("results", str(target)),
     ]

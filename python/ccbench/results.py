@@ -61,7 +61,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "flow_id", "sender", "sender_name", "group", "cca", "start_ns", "stop_ns", "size_bytes",
         "base_rtt_ns", "mss", "delivered_bytes", "delivered_bytes_at_warmup", "completed", "fct_ns",
         "end_ns", "segs_sent", "segs_retrans", "segs_lost", "segs_delivered", "cwnd_reductions",
-        "rtos", "undos", "min_rtt_ns", "srtt_ns",
+        "rtos", "undos", "min_rtt_ns", "srtt_ns", "segs_sent_at_warmup", "segs_retrans_at_warmup",
+        "segs_delivered_at_warmup",
     ),
     "flow_ts": (
         "time_ns", "flow_id", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ns", "min_rtt_ns",
@@ -77,15 +78,21 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "events": ("time_ns", "kind", "flow_id", "link", "reason", "value", "value2"),
     "links": (
         "link", "rate_bps", "delay_ns", "tx_pkts", "tx_bytes", "enqueued_pkts", "dropped_pkts",
-        "ecn_marked_pkts", "recorded",
+        "ecn_marked_pkts", "recorded", "enqueued_pkts_at_warmup", "dropped_pkts_at_warmup",
+        "ecn_marked_pkts_at_warmup",
     ),
     "sojourn": ("time_ns", "link", "sojourn_ns"),
 }  # fmt: skip
 #: Columns a backend may leave out because it cannot measure them (a kernel run has no
 #: ``cc_inflight_hi_pkts``, no count of undone reductions, no Linux ``ca_state`` from
-#: ``ss``). Metrics use only the required columns, so they work on every backend.
+#: ``ss``). Metrics use only the required columns, so they work on every backend; the
+#: counters at the warm-up (``*_at_warmup``), which runs written before they existed
+#: lack, are used when present and the summary says which window a figure covers.
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
-    "flows": ("segs_lost", "cwnd_reductions", "rtos", "undos"),
+    "flows": (
+        "segs_lost", "cwnd_reductions", "rtos", "undos", "segs_sent_at_warmup", "segs_retrans_at_warmup",
+        "segs_delivered_at_warmup",
+    ),
     "flow_ts": (
         "ssthresh_pkts", "pacing_rate_bps", "inflight_pkts", "inflight_bytes", "lost_total", "ca_state",
         "cc_state", "cc_bw_bps", "cc_min_rtt_ns", "cc_pacing_gain", "cc_cwnd_gain", "cc_inflight_hi_pkts",
@@ -96,7 +103,7 @@ OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
         "aqm_dropping", "aqm_avg_bytes",
     ),
     "events": (),
-    "links": (),
+    "links": ("enqueued_pkts_at_warmup", "dropped_pkts_at_warmup", "ecn_marked_pkts_at_warmup"),
     "sojourn": (),
 }  # fmt: skip
 #: Tables a backend may leave out (the simulator writes them; a kernel run has no

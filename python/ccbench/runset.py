@@ -33,7 +33,7 @@ import pandas as pd
 from .results import MANIFEST, ResultsError, RunResult, link_config, load
 from .units import parse_rate
 
-__all__ = ["HEADLINE", "MAX_DEPTH", "RunEntry", "RunSet", "flatten", "natural_key", "open_results", "run_metrics"]
+__all__ = ["HEADLINE", "MAX_DEPTH", "OPTIONAL_RUN_METRICS", "RunEntry", "RunSet", "flatten", "natural_key", "open_results", "run_metrics"]
 
 MAX_DEPTH = 4
 #: Where a sweep records its failed runs, one JSON file each.
@@ -280,6 +280,14 @@ HEADLINE = {
     "drop_pct": "bottleneck drops [%] (M-DROP)",
     "queue_mean_pkts": "mean queue [pkts] (M-QLEN)",
     "queue_norm_mean": "mean queue / buffer (M-NQ)",
+    "delay_p50_ms": "median queueing delay [ms]",
+    "delay_p99_ms": "99th-percentile queueing delay [ms]",
+}
+#: Per-run metrics that apply to some runs only (NaN for the others), with labels.
+OPTIONAL_RUN_METRICS = {
+    "fct_median_s": "median FCT of the finite flows [s] (M-FCT)",
+    "fct_slowdown_median": "median FCT slowdown (M-FCT-SLOWDOWN)",
+    "flows_completed": "finite flows completed (M-FLOWCOUNT)",
 }
 
 
@@ -318,10 +326,18 @@ def _metrics_of(result: RunResult) -> dict[str, Any]:
         "drop_pct": s["drop_pct"],
         "queue_mean_pkts": s["queue"].get("mean_pkts", math.nan),
         "queue_norm_mean": s["queue"].get("norm_mean", math.nan),
+        "delay_p50_ms": s["queue_delay"].get("p50_ns", math.nan) / 1e6,
+        "delay_p99_ms": s["queue_delay"].get("p99_ns", math.nan) / 1e6,
     }
-    from .metrics import aggregate_goodput
+    from .metrics import aggregate_goodput, fct_slowdown
 
     cfg = result.engine_config
+    flows = result.flows
+    if (flows["size_bytes"].to_numpy(dtype=np.int64) >= 0).any():
+        sd = fct_slowdown(flows, capacity_bps=result.link_config()["rate_bps"])
+        row["fct_median_s"] = float(sd["fct_s"].median())
+        row["fct_slowdown_median"] = float(sd["slowdown"].median())
+        row["flows_completed"] = float(sd["completed"].sum())
     warm, dur = int(cfg.get("warmup_ns", 0)), int(cfg["duration_ns"])
     for by, prefix in (("sender_name", "sender"), ("cca", "cca")):
         agg = aggregate_goodput(result.flows, warmup_ns=warm, duration_ns=dur, by=by)

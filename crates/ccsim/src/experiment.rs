@@ -12,7 +12,7 @@ use crate::host::{noise, Host, HostConfig};
 use crate::net::{Ack, Ecn, Link, LinkId, Packet, Payload, Segment, HEADER_BYTES};
 use crate::net::link::LinkWake;
 use crate::sim::{rng::Component, stream, EventQueue};
-use crate::tcp::sender::{SenderEvent, SenderParams, INFINITE_SSTHRESH};
+use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, FlowPath, RouteTable};
 use crate::trace::recorder::{EventsBuilder, FlowSample, FlowTsBuilder, QueueSample, QueueTsBuilder};
@@ -51,6 +51,10 @@ struct FlowRt {
     sender_wakes: Vec<Time>,
     receiver_wakes: Vec<Time>,
     delivered_at_warmup: u64,
+    /// The sender's counters and delivered segments at the warm-up, so that every
+    /// summary figure can cover the same measurement window.
+    counters_at_warmup: SenderCounters,
+    segs_delivered_at_warmup: u64,
     completion_recorded: bool,
     finished_at: Option<Time>,
 }
@@ -270,6 +274,8 @@ impl<'a> World<'a> {
             sender_wakes: Vec::new(),
             receiver_wakes: Vec::new(),
             delivered_at_warmup: 0,
+            counters_at_warmup: SenderCounters::default(),
+            segs_delivered_at_warmup: 0,
             completion_recorded: false,
             finished_at: None,
         })
@@ -419,6 +425,11 @@ impl<'a> World<'a> {
             Event::Warmup => {
                 for f in &mut self.flows {
                     f.delivered_at_warmup = f.receiver.delivered_bytes;
+                    f.counters_at_warmup = f.sender.counters;
+                    f.segs_delivered_at_warmup = f.sender.tp.delivered;
+                }
+                for l in &mut self.links {
+                    l.stats_at_warmup = l.queue.stats;
                 }
             }
         }
@@ -665,6 +676,9 @@ impl<'a> World<'a> {
             cols.segs_retrans.push(c.segs_retrans);
             cols.segs_lost.push(c.segs_lost);
             cols.segs_delivered.push(f.sender.tp.delivered);
+            cols.segs_sent_at_warmup.push(f.counters_at_warmup.segs_sent);
+            cols.segs_retrans_at_warmup.push(f.counters_at_warmup.segs_retrans);
+            cols.segs_delivered_at_warmup.push(f.segs_delivered_at_warmup);
             cols.cwnd_reductions.push(c.cwnd_reductions);
             cols.rtos.push(c.rtos);
             cols.undos.push(c.undos);
@@ -717,6 +731,9 @@ struct FlowsColumns<'s> {
     segs_retrans: Vec<u64>,
     segs_lost: Vec<u64>,
     segs_delivered: Vec<u64>,
+    segs_sent_at_warmup: Vec<u64>,
+    segs_retrans_at_warmup: Vec<u64>,
+    segs_delivered_at_warmup: Vec<u64>,
     cwnd_reductions: Vec<u64>,
     rtos: Vec<u64>,
     undos: Vec<u64>,
@@ -758,6 +775,9 @@ impl<'s> FlowsColumns<'s> {
                 ("undos", Column::U64(self.undos)),
                 ("min_rtt_ns", Column::I64(self.min_rtt_ns)),
                 ("srtt_ns", Column::U64(self.srtt_ns)),
+                ("segs_sent_at_warmup", Column::U64(self.segs_sent_at_warmup)),
+                ("segs_retrans_at_warmup", Column::U64(self.segs_retrans_at_warmup)),
+                ("segs_delivered_at_warmup", Column::U64(self.segs_delivered_at_warmup)),
             ],
         }
     }

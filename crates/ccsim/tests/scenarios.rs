@@ -191,3 +191,48 @@ fn two_cubic_flows_with_equal_rtt_share_fairly() {
     println!("cubic goodputs {:?} Mbit/s, Jain {j:.4}", g.iter().map(|x| x / 1e6).collect::<Vec<_>>());
     assert!(j >= 0.95, "Jain's index {j:.4}");
 }
+
+/// The flows and links tables carry each counter's value at the warm-up, so every
+/// summary figure can cover the measurement window without sampling: the values equal
+/// the samples taken at the warm-up, never exceed the final counts, and are zero
+/// without a warm-up.
+#[test]
+fn counters_at_warmup_match_the_samples_at_warmup() {
+    let mut cfg = dumbbell(10, &[20], 0.5);
+    cfg.duration_ns = secs(6);
+    cfg.warmup_ns = secs(3);
+    for _ in 0..3 {
+        cfg.flows.push(flow(0, "reno", 0));
+    }
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let (ts, fl) = (&out.flow_ts, &out.flows);
+    let (t, r) = (ts.u64s("time_ns"), ts.u64s("retrans_total"));
+    let ids = ts.u64s("flow_id");
+    for f in 0..3 {
+        let sampled = (0..t.len()).find(|&i| t[i] == cfg.warmup_ns && ids[i] == f as u64).map(|i| r[i]).unwrap();
+        assert_eq!(fl.u64s("segs_retrans_at_warmup")[f], sampled);
+        assert!(fl.u64s("segs_retrans_at_warmup")[f] < fl.u64s("segs_retrans")[f], "losses after the warm-up");
+        assert!(fl.u64s("segs_sent_at_warmup")[f] < fl.u64s("segs_sent")[f]);
+        assert!(fl.u64s("segs_delivered_at_warmup")[f] < fl.u64s("segs_delivered")[f]);
+    }
+    let q = &out.queue_ts;
+    let i = (0..q.num_rows()).find(|&i| q.u64s("time_ns")[i] == cfg.warmup_ns).unwrap();
+    let links = &out.links;
+    let row = match links.column("link") {
+        Some(ccsim::trace::Column::Dict { codes, values }) => {
+            codes.iter().position(|&c| values[c as usize] == "bottleneck").unwrap()
+        }
+        _ => panic!("no link column"),
+    };
+    assert_eq!(links.u64s("dropped_pkts_at_warmup")[row], q.u64s("dropped_pkts")[i]);
+    assert_eq!(links.u64s("enqueued_pkts_at_warmup")[row], q.u64s("enqueued_pkts")[i]);
+    assert!(links.u64s("dropped_pkts_at_warmup")[row] < links.u64s("dropped_pkts")[row]);
+
+    cfg.warmup_ns = 0;
+    let out = ccsim::run(&cfg).unwrap();
+    for c in ["segs_sent_at_warmup", "segs_retrans_at_warmup", "segs_delivered_at_warmup"] {
+        assert!(out.flows.u64s(c).iter().all(|&v| v == 0), "{c} without a warm-up");
+    }
+    assert!(out.links.u64s("dropped_pkts_at_warmup").iter().all(|&v| v == 0));
+}

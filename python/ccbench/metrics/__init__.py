@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .aggregate import equilibrium_buffer, over_repetitions, overall_average
+from .aggregate import equilibrium_buffer, over_repetitions, overall_average, relative_retransmissions_over_runs
 from .convergence import (
     EpsConvergence,
     TimeToEvent,
+    burst_recovery,
+    burst_windows,
     dos_recovery_time,
     ema_throughput,
     eps_convergence,
@@ -44,7 +46,9 @@ from .mathis import MATHIS_C_NEWRENO, fit_mathis_c, mathis_error, mathis_inputs,
 from .queue import (
     backlog_delay,
     delay_percentiles,
+    delay_samples,
     drop_ratio,
+    link_drop_ratio,
     median_occupancy,
     occupancy,
     relative_median_difference,
@@ -54,6 +58,8 @@ from .retransmissions import (
     burstiness,
     data_drops,
     drop_burstiness,
+    has_window_counters,
+    in_window,
     loss_and_halving_rates,
     relative_retransmissions,
     retransmission_pct,
@@ -86,12 +92,15 @@ __all__ = [
     "bdp_bytes",
     "buffer_bytes",
     "buffer_packets",
+    "burst_recovery",
+    "burst_windows",
     "burstiness",
     "bwutil_gap",
     "by_size_bucket",
     "capacity_bits",
     "data_drops",
     "delay_percentiles",
+    "delay_samples",
     "dos_recovery_time",
     "drop_burstiness",
     "drop_ratio",
@@ -108,6 +117,8 @@ __all__ = [
     "goodput_timeseries",
     "group_timeseries",
     "harm",
+    "has_window_counters",
+    "in_window",
     "jain_by_group",
     "jain_flowmean",
     "jain_index",
@@ -115,6 +126,7 @@ __all__ = [
     "jain_senders",
     "jain_timeseries",
     "jfi_convergence_time",
+    "link_drop_ratio",
     "loss_and_halving_rates",
     "mathis_error",
     "mathis_inputs",
@@ -129,6 +141,7 @@ __all__ = [
     "rate_phases",
     "relative_median_difference",
     "relative_retransmissions",
+    "relative_retransmissions_over_runs",
     "retransmission_pct",
     "retransmissions",
     "summary",
@@ -143,6 +156,20 @@ __all__ = [
 ]
 
 
+def _window_drops(result: RunResult, warmup: int, link: str) -> tuple[dict[str, float], str]:
+    """The drops at ``link`` over the measurement window and where they come from:
+    the engine's link counters, else the queue samples, else unavailable."""
+    if "links" in result.tables:
+        try:
+            return link_drop_ratio(result.links, link=link), "link counters"
+        except ValueError:
+            pass
+    queue_ts = result.queue_ts if "queue_ts" in result.tables else None
+    if queue_ts is not None and (queue_ts["link"].astype(str) == link).any():
+        return drop_ratio(queue_ts, link=link, start_ns=warmup), "queue samples"
+    return {"drops": float("nan"), "arrivals": float("nan"), "drop_pct": float("nan")}, "unavailable"
+
+
 def summary(result: RunResult) -> dict[str, Any]:
     """The headline metrics of one run over its measurement window [warmup, duration]:
 
@@ -150,11 +177,19 @@ def summary(result: RunResult) -> dict[str, Any]:
     over all flows), ``jain_by_group`` (M-JFI-GROUP), ``jain_senders`` (M-JFI-SENDER:
     over the senders' aggregate goodputs; NaN with one sender), ``goodput_bps`` (total),
     ``utilization`` (M-PHI), ``retransmissions`` (M-RETX), ``retransmission_pct``
-    (M-RETX-PCT), and the bottleneck's ``drops``/``drop_pct`` (M-DROP) and queue
-    occupancy (M-QLEN/M-NQ).
+    (M-RETX-PCT), the bottleneck's ``drops``/``drop_pct`` (M-DROP; ``drops`` is None
+    when the run has neither link counters nor queue samples), its queue occupancy
+    (``queue``: M-QLEN/M-NQ) and queueing delay (``queue_delay``: mean and
+    percentiles of the sojourn samples, in ns).
+
+    Every figure covers the measurement window: retransmissions are the counts after
+    the warm-up when the run has the counters at the warm-up (``windows["retransmissions"]``
+    says ``"measurement window"``, else ``"whole run"`` for runs written before they
+    were recorded), and drops come from the engine's link counters, so they do not
+    depend on sampling (``windows["drops"]`` names the source).
 
     It reads only the manifest's spec and ``derived`` block and the tables' required
-    columns, so it gives the same metrics for every backend.
+    columns (optional ones when present), so it gives the same metrics for every backend.
     """
     derived = result.derived
     warmup = int(derived["window"]["warmup_ns"])
@@ -162,12 +197,14 @@ def summary(result: RunResult) -> dict[str, Any]:
     link = derived["bottleneck"]
     buffer = derived["buffer"]
     flows = result.flows
+    windowed = has_window_counters(flows)
+    counted = in_window(flows) if windowed else flows
     per_flow = flow_goodput(flows, warmup)
-    per_flow["segs_retrans"] = flows["segs_retrans"].to_numpy()
+    per_flow["segs_retrans"] = counted["segs_retrans"].to_numpy()
     queue_ts = result.queue_ts if "queue_ts" in result.tables else None
     # The link the summary is about: the bottleneck, or a topology's slowest link.
     name = link.get("link", "bottleneck")
-    drops = drop_ratio(queue_ts, link=name, start_ns=warmup) if queue_ts is not None else {}
+    drops, drops_source = _window_drops(result, warmup, name)
     occ = (
         occupancy(
             queue_ts,
@@ -179,6 +216,10 @@ def summary(result: RunResult) -> dict[str, Any]:
         if queue_ts is not None
         else {}
     )
+    try:
+        delays, delays_source = delay_samples(result, name)
+    except KeyError:  # neither sojourn samples nor the bottleneck's rate to estimate them
+        delays, delays_source = None, "unavailable"
     return {
         "flows": per_flow,
         "jain": jain_index(per_flow["goodput_bps"]),
@@ -192,9 +233,15 @@ def summary(result: RunResult) -> dict[str, Any]:
             rate_bps=link["rate_bps"],
             rate_schedule=link.get("rate_schedule", []),
         ),
-        "retransmissions": retransmissions(flows),
-        "retransmission_pct": retransmission_pct(flows),
-        "drops": int(drops.get("drops", 0)),
-        "drop_pct": drops.get("drop_pct", float("nan")),
+        "retransmissions": retransmissions(counted),
+        "retransmission_pct": retransmission_pct(counted),
+        "drops": None if drops_source == "unavailable" else int(drops["drops"]),
+        "drop_pct": drops["drop_pct"],
         "queue": occ,
+        "queue_delay": delay_percentiles(delays, start_ns=warmup) if delays is not None else {},
+        "windows": {
+            "retransmissions": "measurement window" if windowed else "whole run",
+            "drops": drops_source,
+            "queue_delay": delays_source,
+        },
     }

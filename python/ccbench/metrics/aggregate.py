@@ -4,7 +4,9 @@
 - **M-AVG-PHI**, **M-AVG-RR**, **M-AVG-J** D0's overall averages: the mean over the
   runs of each condition, then the mean over the conditions (:func:`overall_average`);
 - **M-EQUIL** the buffer size at which two senders' throughputs cross
-  (:func:`equilibrium_buffer`).
+  (:func:`equilibrium_buffer`);
+- **M-RR** over a sweep: each run's retransmissions relative to the reference runs
+  of its condition (:func:`relative_retransmissions_over_runs`).
 
 They take a tidy table with one row per run (parameters as columns, metrics as
 columns), such as :func:`ccbench.runset.run_metrics` builds for a sweep. Failed
@@ -19,7 +21,9 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["equilibrium_buffer", "over_repetitions", "overall_average"]
+from .retransmissions import relative_retransmissions
+
+__all__ = ["equilibrium_buffer", "over_repetitions", "overall_average", "relative_retransmissions_over_runs"]
 
 
 def over_repetitions(
@@ -107,3 +111,32 @@ def equilibrium_buffer(
             xc = x[i] + (x[i + 1] - x[i]) * d[i] / (d[i] - d[i + 1])
             return float(np.exp(xc) if scale == "log" else xc)
     return float("nan")
+
+
+def relative_retransmissions_over_runs(
+    runs: pd.DataFrame,
+    *,
+    is_reference: Sequence[bool] | pd.Series,
+    condition: Sequence[str],
+    value: str = "retransmissions",
+) -> pd.Series:
+    """M-RR (D0 Eq. 4) for every run of a table: the run's ``value`` divided by the
+    mean ``value`` of the reference runs (``is_reference``: D0's CUBIC vs CUBIC)
+    that share its ``condition`` columns (AQM, bandwidth, buffer), so a reference run
+    scores 1 on average. **[impl. choice]** the reference is the mean over the
+    condition's reference runs (all repetitions); NaN where the condition has no
+    reference run, its mean is zero (:func:`relative_retransmissions`), or the run
+    failed (NaN ``value``)."""
+    ref = pd.Series(np.asarray(is_reference, dtype=bool), index=runs.index)
+    x = runs[value].astype(float)
+    if condition:
+        keys = runs[list(condition)].astype(str).agg("\x1f".join, axis=1)
+    else:
+        keys = pd.Series("", index=runs.index)
+    usable = ref & x.notna()
+    ref_mean = x[usable].groupby(keys[usable]).mean()
+    return pd.Series(
+        [relative_retransmissions(v, ref_mean.get(k, np.nan)) for v, k in zip(x, keys, strict=True)],
+        index=runs.index,
+        dtype=float,
+    )

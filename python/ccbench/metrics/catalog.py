@@ -7,8 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .aggregate import equilibrium_buffer, over_repetitions, overall_average
-from .convergence import dos_recovery_time, ema_throughput, eps_convergence, jfi_convergence_time, time_to_fraction
+from .aggregate import equilibrium_buffer, over_repetitions, overall_average, relative_retransmissions_over_runs
+from .convergence import (
+    burst_recovery,
+    dos_recovery_time,
+    ema_throughput,
+    eps_convergence,
+    jfi_convergence_time,
+    time_to_fraction,
+)
 from .distribution import average_throughput, avg_throughput_sd, throughput_quantiles
 from .fairness import jain_by_group, jain_flowmean, jain_index, jain_parking_lot, jain_senders, jain_timeseries
 from .fct import by_size_bucket, expected_fct, fct_slowdown, flow_completion, flow_counts
@@ -55,7 +62,7 @@ METRICS: dict[str, tuple[Callable[..., object], ...]] = {
     "M-OVERALL": (overall_throughput,),
     # §4 loss / retransmissions
     "M-RETX": (retransmissions,),
-    "M-RR": (relative_retransmissions,),
+    "M-RR": (relative_retransmissions, relative_retransmissions_over_runs),
     "M-AVG-RR": (overall_average,),
     "M-RETX-PCT": (retransmission_pct,),
     "M-DROP": (drop_ratio,),
@@ -70,7 +77,7 @@ METRICS: dict[str, tuple[Callable[..., object], ...]] = {
     "M-SPREAD": (eps_convergence,),
     "M-CONV-JFI": (jfi_convergence_time,),
     "M-T90": (time_to_fraction,),
-    "M-DOS-REC": (dos_recovery_time,),
+    "M-DOS-REC": (dos_recovery_time, burst_recovery),
     # §6 ratios
     "M-TR-RECIPE": (throughput_ratio_recipe,),
     "M-TR-NCF": (throughput_ratio_ncf,),

@@ -17,13 +17,20 @@ measurement window).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from ..results import RunResult
 
 __all__ = [
     "backlog_delay",
     "delay_percentiles",
+    "delay_samples",
     "drop_ratio",
+    "link_drop_ratio",
     "median_occupancy",
     "occupancy",
     "relative_median_difference",
@@ -92,6 +99,29 @@ def drop_ratio(queue_ts: pd.DataFrame, *, link: str = "bottleneck", start_ns: in
     }
 
 
+def link_drop_ratio(links: pd.DataFrame, *, link: str = "bottleneck") -> dict[str, float]:
+    """M-DROP over the measurement window from the engine's per-link counters (the
+    ``links`` table: final counts less the counts at the warm-up), with
+    :func:`drop_ratio`'s definition (arrivals = enqueued + dropped). Unlike
+    :func:`drop_ratio` it does not depend on queue samples (``sample_interval = 0``
+    records none). ``ValueError`` if the table lacks ``link`` or the counters at the
+    warm-up."""
+    need = ("enqueued_pkts_at_warmup", "dropped_pkts_at_warmup")
+    if any(c not in links.columns for c in need):
+        raise ValueError("the links table has no counters at the warm-up")
+    row = links[links["link"].astype(str) == link]
+    if row.empty:
+        raise ValueError(f"no link {link!r} in the links table")
+    r = row.iloc[0]
+    d = int(r["dropped_pkts"]) - int(r["dropped_pkts_at_warmup"])
+    arrivals = d + int(r["enqueued_pkts"]) - int(r["enqueued_pkts_at_warmup"])
+    return {
+        "drops": float(d),
+        "arrivals": float(arrivals),
+        "drop_pct": 100.0 * d / arrivals if arrivals else float("nan"),
+    }
+
+
 def median_occupancy(
     queue_ts: pd.DataFrame, *, link: str = "bottleneck", start_ns: int = 0, unit: str = "bytes"
 ) -> float:
@@ -146,3 +176,19 @@ def backlog_delay(
     return pd.DataFrame(
         {"time_ns": t, "link": link, "sojourn_ns": df["backlog_bytes"].to_numpy(dtype=float) * 8e9 / rate}
     )
+
+
+def delay_samples(result: RunResult, link: str | None = None) -> tuple[pd.DataFrame, str]:
+    """The queueing-delay samples of ``link`` (default: the run's bottleneck,
+    ``RunResult.primary_link``) — columns ``time_ns``, ``link``, ``sojourn_ns`` — and
+    how they were obtained: the engine's sojourn samples when the run has them
+    (``"sojourn time"``), else :func:`backlog_delay`'s estimate (``"backlog × 8 / rate"``)."""
+    link = link or result.primary_link
+    if "sojourn" in result.tables:
+        s = result.table("sojourn")
+        return s[s["link"].astype(str) == link], "sojourn time"
+    b = result.link_config(link)
+    if "rate_bps" not in b:
+        raise KeyError(f"no link {link!r} in the run's configuration")
+    est = backlog_delay(result.queue_ts, rate_bps=b["rate_bps"], rate_schedule=b.get("rate_schedule", []), link=link)
+    return est, "backlog × 8 / rate"

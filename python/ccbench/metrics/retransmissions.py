@@ -1,9 +1,10 @@
 """Loss / retransmission family: metrics.md §4.
 
 - **M-RETX** number of retransmissions and **M-RETX-PCT** retransmitted / delivered
-  packets × 100 (:func:`retransmissions`, :func:`retransmission_pct`), whole-run
-  totals from the ``flows`` table (``segs_retrans``, ``segs_delivered``), the
-  reading of iperf3's retransmit counter that the source studies use;
+  packets × 100 (:func:`retransmissions`, :func:`retransmission_pct`), totals of the
+  ``flows`` table's ``segs_retrans`` and ``segs_delivered`` — over the whole run, or
+  over the measurement window when given :func:`in_window` of the table (the counts
+  after the warm-up, as iperf3's ``--omit`` leaves out the first seconds);
 - **M-RR** relative retransmissions against the CUBIC-vs-CUBIC reference (D0 Eq. 4)
   (:func:`relative_retransmissions`);
 - **M-LOSSRATE / M-HALVRATE** packet loss rate and cwnd-halving rate per packet
@@ -21,14 +22,41 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "WINDOW_COUNTERS",
     "burstiness",
     "data_drops",
     "drop_burstiness",
+    "has_window_counters",
+    "in_window",
     "loss_and_halving_rates",
     "relative_retransmissions",
     "retransmission_pct",
     "retransmissions",
 ]
+
+
+#: Sender counters the ``flows`` table also holds at the warm-up (``<name>_at_warmup``).
+WINDOW_COUNTERS = ("segs_sent", "segs_retrans", "segs_delivered")
+
+
+def has_window_counters(flows: pd.DataFrame) -> bool:
+    """Whether ``flows`` has the counters at the warm-up (runs written before they
+    were recorded, and backends that cannot take them, do not)."""
+    return all(f"{c}_at_warmup" in flows.columns for c in WINDOW_COUNTERS)
+
+
+def in_window(flows: pd.DataFrame) -> pd.DataFrame:
+    """``flows`` with ``segs_sent``, ``segs_retrans`` and ``segs_delivered`` counted
+    over the measurement window (the final count less the count at the warm-up), so
+    that :func:`retransmissions` and :func:`retransmission_pct` cover the same window
+    as goodput. ``ValueError`` if the table has no counters at the warm-up
+    (:func:`has_window_counters`)."""
+    if not has_window_counters(flows):
+        raise ValueError("the flows table has no counters at the warm-up (segs_*_at_warmup)")
+    out = flows.copy()
+    for c in WINDOW_COUNTERS:
+        out[c] = flows[c].to_numpy(dtype=np.int64) - flows[f"{c}_at_warmup"].to_numpy(dtype=np.int64)
+    return out
 
 
 def retransmissions(flows: pd.DataFrame, by: str | None = None) -> pd.Series | int:

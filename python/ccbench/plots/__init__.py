@@ -14,6 +14,7 @@ queue                         run    queue occupancy, drops and marks over time
 queue-delay                   run    queueing delay over time
 queue-delay-cdf               any    CDF of the queueing delay (each run of a sweep)
 cca-state                     run    a flow's CCA mode, pacing rate, bandwidth estimate, cwnd
+burst-recovery                run    elephant goodput around bursts and its recovery (M-DOS-REC)
 fct                           any    FCT by flow-size bucket
 fct-slowdown                  any    FCT slowdown by flow-size bucket
 mathis                        any    measured goodput vs the Mathis model with best-fit C
@@ -69,6 +70,7 @@ CATALOG: dict[str, PlotKind] = {
         PlotKind("queue-delay", timeseries.queue_delay, "run"),
         PlotKind("queue-delay-cdf", timeseries.queue_delay_cdf, "any"),
         PlotKind("cca-state", timeseries.cca_state, "run"),
+        PlotKind("burst-recovery", timeseries.burst_recovery_plot, "run"),
         PlotKind("fct", flows.fct_by_size, "any"),
         PlotKind("fct-slowdown", flows.fct_slowdown_by_size, "any"),
         PlotKind("mathis", flows.mathis_fit, "any"),

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..metrics import goodput_timeseries, group_timeseries, over_repetitions
+from ..metrics import delay_samples, goodput_timeseries, group_timeseries, over_repetitions
 from ._base import axis_label, new_figure, ordered, pick_run, seconds
-from .timeseries import _delays
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,7 +52,7 @@ def overlay_delay_cdf(sources: list[tuple[str, RunSet]], *, link: str = "bottlen
     ax = fig.add_subplot()
     for label, rs in sources:
         res, _ = pick_run(rs)
-        d, _how = _delays(res, link)
+        d, _how = delay_samples(res, link)
         start = int(res.engine_config.get("warmup_ns", 0))
         x = np.sort(d.loc[d["time_ns"].to_numpy(dtype=np.int64) >= start, "sojourn_ns"].to_numpy(dtype=float)) / 1e6
         if x.size:

@@ -1,5 +1,6 @@
 """Time-series plots of one run: throughput and cwnd per flow or group, queue
-occupancy, queueing delay (series and CDF), and a CCA's state timeline."""
+occupancy, queueing delay (series and CDF), recovery after bursts, and a CCA's
+state timeline."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..metrics import backlog_delay, goodput_timeseries, group_timeseries
+from ..metrics import burst_recovery, delay_samples, goodput_timeseries, group_timeseries, moving_average
 from ._base import flow_labels, new_figure, pick_run, seconds
 
 if TYPE_CHECKING:
@@ -119,24 +120,12 @@ def queue(data: RunSet | RunResult, *, run: str | None = None, link: str | None 
     return fig
 
 
-def _delays(res: RunResult, link: str | None):
-    """Sojourn samples if the run has them, else the backlog drain-time estimate."""
-    link = link or res.primary_link
-    if "sojourn" in res.tables:
-        s = res.table("sojourn")
-        return s[s["link"].astype(str) == link], "sojourn time"
-    b = res.link_config(link)
-    return backlog_delay(
-        res.queue_ts, rate_bps=b["rate_bps"], rate_schedule=b.get("rate_schedule", []), link=link
-    ), "backlog × 8 / rate"
-
-
 def queue_delay(data: RunSet | RunResult, *, run: str | None = None, link: str | None = None) -> Figure:
     """Queueing delay over time: sojourn samples when the run recorded them, else
     the backlog's drain time at the link rate (``link``: default the run's bottleneck)."""
     res, label = pick_run(data, run)
     link = link or res.primary_link
-    d, how = _delays(res, link)
+    d, how = delay_samples(res, link)
     fig = new_figure()
     ax = fig.add_subplot()
     ax.plot(seconds(d["time_ns"]), d["sojourn_ns"] / 1e6, lw=1.0)
@@ -160,7 +149,7 @@ def queue_delay_cdf(
         runs = [(e.load(), e.name) for e in data.complete[:12]]
     how = ""
     for res, label in runs:
-        d, how = _delays(res, link)
+        d, how = delay_samples(res, link)
         start = int(res.engine_config.get("warmup_ns", 0)) if after_warmup else 0
         x = np.sort(d.loc[d["time_ns"].to_numpy(dtype=np.int64) >= start, "sojourn_ns"].to_numpy(dtype=float)) / 1e6
         if x.size:
@@ -209,4 +198,44 @@ def cca_state(data: RunSet | RunResult, *, run: str | None = None, flow: int | N
     ax_cwnd.plot(t, f["inflight_pkts"], lw=0.8, label="in flight", drawstyle="steps-post")
     ax_cwnd.set(xlabel="time [s]", ylabel="packets")
     ax_cwnd.legend(fontsize="small")
+    return fig
+
+
+def burst_recovery_plot(
+    data: RunSet | RunResult, *, run: str | None = None, bin_s: float = 1.0, window_s: float = 10.0
+) -> Figure:
+    """Recovery after bursts (M-DOS-REC): the elephant traffic's goodput and its
+    moving average, the burst windows shaded (flows with a stop time), and the time
+    each burst's recovery to 90 % of the pre-burst mean took."""
+    res, label = pick_run(data, run)
+    flows = res.flows
+    duration = int(res.engine_config["duration_ns"])
+    rec = burst_recovery(
+        flows, res.flow_ts, duration_ns=duration, bin_ns=int(bin_s * 1e9), window_ns=int(window_s * 1e9)
+    )
+    if rec.empty:
+        raise ValueError("the run has no burst (a flow with a stop time) beside a bulk flow without one")
+    bulk = flows[(flows["size_bytes"].to_numpy(dtype=np.int64) < 0) & (flows["stop_ns"].to_numpy(dtype=np.int64) < 0)]
+    ts = goodput_timeseries(res.flow_ts[res.flow_ts["flow_id"].isin(bulk["flow_id"])], int(bin_s * 1e9))
+    total = group_timeseries(ts, bulk, by="total")
+    t, v = total["time_ns"].to_numpy(dtype=np.int64), total["goodput_bps"].to_numpy(dtype=float)
+    fig = new_figure()
+    ax = fig.add_subplot()
+    ax.plot(seconds(t), v / 1e6, lw=0.8, color="tab:blue", alpha=0.6, label=f"elephant goodput ({bin_s:g} s bins)")
+    ax.plot(
+        seconds(t),
+        moving_average(t, v, int(window_s * 1e9)) / 1e6,
+        lw=1.4,
+        color="tab:blue",
+        label=f"{window_s:g} s moving average",
+    )
+    for r in rec.itertuples(index=False):
+        ax.axvspan(r.start_ns / 1e9, r.end_ns / 1e9, color="tab:red", alpha=0.15)
+        if np.isfinite(r.pre_bps):
+            ax.hlines(0.9 * r.pre_bps / 1e6, r.end_ns / 1e9, r.end_ns / 1e9 + r.recovery_s, colors="tab:green", lw=2)
+        text = f"{r.recovery_s:.1f} s" if r.recovered else f"> {r.recovery_s:.1f} s"
+        ax.annotate(text, (r.end_ns / 1e9, 0), xytext=(2, 4), textcoords="offset points", fontsize="small")
+    ax.set(xlabel="time [s]", ylabel="goodput [Mbit/s]", title=f"{label}: recovery after bursts (shaded)")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize="small", loc="upper right")
     return fig

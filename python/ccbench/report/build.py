@@ -16,17 +16,19 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..metrics import (
-    backlog_delay,
-    by_size_bucket,
-    delay_percentiles,
-    fct_slowdown,
-)
+from ..metrics import burst_recovery, by_size_bucket, fct_slowdown
 from ..plots import CATALOG
 from ..plots.grid import grid_axes
-from ..runset import HEADLINE, RunSet, run_metrics
+from ..runset import HEADLINE, OPTIONAL_RUN_METRICS, RunSet, run_metrics
 from .assets import CSS, GRID_JS
-from .sections import equilibrium_table, more_run_metrics, overall_average_table, phase_table, repetition_table
+from .sections import (
+    equilibrium_table,
+    more_run_metrics,
+    overall_average_table,
+    phase_table,
+    relative_retransmissions_view,
+    repetition_table,
+)
 
 Progress = Callable[[str, int, int], None]
 
@@ -129,9 +131,9 @@ def _summary_rows(s: dict[str, Any]) -> pd.DataFrame:
         ("utilization φ (M-PHI)", s["utilization"]),
         ("Jain's index over flows (M-JFI)", s["jain"]),
         ("Jain's index over senders (M-JFI-SENDER)", s["jain_senders"]),
-        ("retransmissions (M-RETX)", s["retransmissions"]),
+        (f"retransmissions, {s['windows']['retransmissions']} (M-RETX)", s["retransmissions"]),
         ("retransmissions, % of delivered (M-RETX-PCT)", s["retransmission_pct"]),
-        ("bottleneck drops (window)", s["drops"]),
+        (f"bottleneck drops ({s['windows']['drops']})", s["drops"]),
         ("drop ratio % (M-DROP)", s["drop_pct"]),
         ("mean queue [pkts] (M-QLEN)", s["queue"].get("mean_pkts")),
         ("SD queue [pkts] (M-QLEN)", s["queue"].get("std_pkts")),
@@ -145,7 +147,8 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
     res = entry.load()
     m = res.manifest
     has_fct = bool((res.flows["size_bytes"].to_numpy(dtype=np.int64) >= 0).any())
-    kinds = [*RUN_FIGURES, *(FCT_FIGURES if has_fct else ())]
+    recovery = burst_recovery(res.flows, res.flow_ts, duration_ns=int(res.engine_config["duration_ns"]))
+    kinds = [*RUN_FIGURES, *(FCT_FIGURES if has_fct else ()), *(["burst-recovery"] if len(recovery) else [])]
     total = len(kinds) + 2
     step = 0
 
@@ -159,16 +162,9 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
     flows = s["flows"].copy()
     flows["goodput_mbps"] = flows.pop("goodput_bps") / 1e6
     flows = flows.drop(columns=["window_start_ns", "window_end_ns"])
-    cfg = res.engine_config
     link = res.link_config()
-    delay = delay_percentiles(
-        res.table("sojourn")
-        if "sojourn" in res.tables
-        else backlog_delay(res.queue_ts, rate_bps=link["rate_bps"], rate_schedule=link.get("rate_schedule", [])),
-        start_ns=int(cfg.get("warmup_ns", 0)),
-    )
     delay_df = pd.DataFrame(
-        [(k.replace("_ns", " [ms]"), v / 1e6) for k, v in delay.items() if k != "samples"],
+        [(k.replace("_ns", " [ms]"), v / 1e6) for k, v in s["queue_delay"].items() if k != "samples"],
         columns=["queueing delay", "value"],
     )
     summary_html = (
@@ -187,8 +183,9 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
         + table(delay_df, text_cols=["queueing delay"])
         + (
             '<p class="note">From backlog × 8 / rate (the run has no sojourn samples).</p>'
-            if "sojourn" not in res.tables
-            else ""
+            if s["windows"]["queue_delay"] != "sojourn time"
+            else f'<p class="note">From {s["queue_delay"].get("samples", 0):,.0f} sojourn samples of the '
+            "engine (every Nth packet dequeued, experiment.sojourn_sample_every), measurement window.</p>"
         )
         + "</div></div>"
     )
@@ -209,6 +206,28 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
                 ),
                 text_cols=["bucket"],
             )
+        )
+    if len(recovery):
+        summary_html += (
+            "<h3>Recovery after bursts (M-DOS-REC)</h3>"
+            + table(
+                pd.DataFrame(
+                    {
+                        "burst": recovery["burst"],
+                        "from [s]": recovery["start_ns"] / 1e9,
+                        "to [s]": recovery["end_ns"] / 1e9,
+                        "pre-burst goodput [Mbit/s]": recovery["pre_bps"] / 1e6,
+                        "recovery [s]": [
+                            f"{r:.2f}" if ok else f"not recovered (≥ {r:.2f})"
+                            for r, ok in zip(recovery["recovery_s"], recovery["recovered"], strict=True)
+                        ],
+                    }
+                ),
+                text_cols=["recovery [s]"],
+            )
+            + '<p class="note">Bursts are the flows with a stop time; the elephant traffic is the bulk flows '
+            "without one. Recovery: the 10 s moving average of its goodput back at 90 % of its mean since the "
+            "previous burst (D2 §4.5.2.4).</p>"
         )
     more = more_run_metrics(res)
     more_html = table(more, text_cols=["id", "metric", "value", "choice"])
@@ -258,7 +277,11 @@ def sweep_report(rs: RunSet, progress: Progress | None) -> str:
     t = run_metrics(rs, progress=per_run)
     done = len(rs.entries)
     axes = grid_axes(rs, t)
-    metric_cols = [c for c in t.columns if c in HEADLINE or c.endswith(":mbps") or c.endswith(":share")]
+    rr_view = relative_retransmissions_view(t, axes)
+    if rr_view is not None:
+        t["rr"] = rr_view[0]
+    extra = [c for c in (*OPTIONAL_RUN_METRICS, "rr") if c in t.columns and t[c].notna().any()]
+    metric_cols = [c for c in t.columns if c in HEADLINE or c in extra or c.endswith((":mbps", ":share"))]
     records = [
         {k: _json_value(r[k]) for k in [*axes, "status", "run", *metric_cols] if k in t.columns}
         for _, r in t.iterrows()
@@ -286,7 +309,7 @@ def sweep_report(rs: RunSet, progress: Progress | None) -> str:
         )
     )
     metrics_html = table(
-        t[["run", *axes, *[c for c in HEADLINE if c in t.columns]]].round(6),
+        t[["run", *axes, *[c for c in HEADLINE if c in t.columns], *extra]].round(6),
         text_cols=["run"],
         row_class=lambda r: "failed" if pd.isna(r.get("goodput_mbps")) else "",
     )
@@ -300,6 +323,14 @@ def sweep_report(rs: RunSet, progress: Progress | None) -> str:
             + table(equil)
             + '<p class="note">Where the two senders\' mean goodputs cross as the buffer grows '
             "(interpolated in log k); — when they do not cross in the grid.</p>"
+        )
+    if rr_view is not None:
+        derived_html += (
+            "<h3>Relative retransmissions (M-RR, M-AVG-RR)</h3>"
+            + table(rr_view[1], text_cols=[a for a in rr_view[1].columns if a not in ("conditions", "Avg(RR)")])
+            + '<p class="note">Each run\'s retransmissions over the mean of the CUBIC-only runs with the same '
+            "other axes (D0 Eq. 4; column rr of the per-run metrics); Avg(RR) is the mean over conditions of "
+            "the mean over each condition's runs.</p>"
         )
     reps = repetition_table(t, axes)
     if reps is not None:

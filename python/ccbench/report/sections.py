@@ -30,6 +30,7 @@ from ..metrics import (
     overall_throughput,
     phase_throughput,
     rate_phases,
+    relative_retransmissions_over_runs,
     throughput_quantiles,
     time_to_fraction,
 )
@@ -37,7 +38,14 @@ from ..metrics import (
 if TYPE_CHECKING:
     from ..results import RunResult
 
-__all__ = ["equilibrium_table", "more_run_metrics", "overall_average_table", "phase_table", "repetition_table"]
+__all__ = [
+    "equilibrium_table",
+    "more_run_metrics",
+    "overall_average_table",
+    "phase_table",
+    "relative_retransmissions_view",
+    "repetition_table",
+]
 
 
 def _time(t: Any) -> str:
@@ -191,3 +199,36 @@ def overall_average_table(table: pd.DataFrame, axes: list[str]) -> pd.DataFrame:
     phi = overall_average(table, "utilization", by=by, condition=condition).rename(columns={"avg": "Avg(φ)"})
     j = overall_average(table, "jain_senders", by=by, condition=condition).rename(columns={"avg": "Avg(J_index)"})
     return phi.merge(j[[*by, "Avg(J_index)"]], on=by)
+
+
+def cca_axes(axes: list[str]) -> list[str]:
+    """The axes that choose the CCAs (named ``cca``, ``flows[1].cca``, ``cca_pair``, ...)."""
+    return [a for a in axes if "cca" in a.rsplit(".", 1)[-1].lower()]
+
+
+def relative_retransmissions_view(
+    table: pd.DataFrame, axes: list[str], *, reference: str = "cubic"
+) -> tuple[pd.Series, pd.DataFrame] | None:
+    """M-RR per run and M-AVG-RR per CCA choice (D0): the reference runs are those
+    whose flows all run ``reference`` (CUBIC vs CUBIC); the condition is every axis
+    but the CCA axes (:func:`cca_axes`). None when no axis chooses the CCAs or no run
+    is a reference run."""
+    by = cca_axes(axes)
+    cca_cols = [c for c in table.columns if c.startswith("cca:") and c.endswith(":mbps")]
+    if not by or not cca_cols or "retransmissions" not in table.columns:
+        return None
+    present = table[cca_cols].notna().to_numpy()
+    names = [c.split(":")[1] for c in cca_cols]
+    is_ref = pd.Series(
+        [{n for n, p in zip(names, row, strict=True) if p} == {reference} for row in present], index=table.index
+    )
+    if not is_ref.any():
+        return None
+    condition = [a for a in axes if a not in by and a != "repetition"]
+    rr = relative_retransmissions_over_runs(table, is_reference=is_ref, condition=condition)
+    avg_condition = [a for a in condition if a in ("buffer_bdp", "rate_mbps")] or condition
+    avg_by = by + [a for a in condition if a not in avg_condition and not a.endswith((".buffer", ".rate"))]
+    avg = overall_average(table.assign(rr=rr), "rr", by=avg_by, condition=avg_condition).rename(
+        columns={"avg": "Avg(RR)"}
+    )
+    return rr, avg

@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use crate::net::loss::{LossConfig, LossModel};
 use crate::net::Packet;
-use crate::qdisc::{DropReason, Queue};
+use crate::qdisc::{DropReason, Queue, QueueStats};
 use crate::sim::SimRng;
 use crate::units::{serialization, Bps, Time};
 
@@ -39,6 +39,8 @@ pub struct Link {
     /// Packets and bytes that finished serialization (the link's byte counters).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
+    /// The queue's counters at the warm-up (zero until then), for window counts.
+    pub stats_at_warmup: QueueStats,
     /// A poll of a shaping qdisc already scheduled at this time.
     poll_at: Option<Time>,
 }
@@ -70,6 +72,7 @@ impl Link {
             limit_includes_head: false,
             tx_pkts: 0,
             tx_bytes: 0,
+            stats_at_warmup: QueueStats::default(),
             poll_at: None,
         }
     }

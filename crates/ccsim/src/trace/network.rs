@@ -1,5 +1,5 @@
 //! Network-side tables: `links` (one row per link: its configuration and byte
-//! counters at the end of the run) and `sojourn` (sampled per-packet queueing delays
+//! counters at the end of the run and its queue's counters at the warm-up) and `sojourn` (sampled per-packet queueing delays
 //! of the recorded queues, for delay percentiles). Columns are documented in
 //! `docs/results-format.md`.
 
@@ -17,6 +17,7 @@ pub fn links_table(links: &[Link]) -> Table {
     let mut codes = Vec::with_capacity(links.len());
     let (mut rate, mut delay, mut tx_pkts, mut tx_bytes) = (vec![], vec![], vec![], vec![]);
     let (mut enq, mut dropped, mut marked, mut recorded) = (vec![], vec![], vec![], vec![]);
+    let (mut enq_w, mut dropped_w, mut marked_w) = (vec![], vec![], vec![]);
     for l in links {
         codes.push(names.code(&l.name));
         rate.push(l.rate_bps);
@@ -27,6 +28,9 @@ pub fn links_table(links: &[Link]) -> Table {
         dropped.push(l.queue.stats.dropped_pkts);
         marked.push(l.queue.stats.ecn_marked_pkts);
         recorded.push(l.recorded);
+        enq_w.push(l.stats_at_warmup.enqueued_pkts);
+        dropped_w.push(l.stats_at_warmup.dropped_pkts);
+        marked_w.push(l.stats_at_warmup.ecn_marked_pkts);
     }
     Table {
         columns: vec![
@@ -39,6 +43,9 @@ pub fn links_table(links: &[Link]) -> Table {
             ("dropped_pkts", Column::U64(dropped)),
             ("ecn_marked_pkts", Column::U64(marked)),
             ("recorded", Column::Bool(recorded)),
+            ("enqueued_pkts_at_warmup", Column::U64(enq_w)),
+            ("dropped_pkts_at_warmup", Column::U64(dropped_w)),
+            ("ecn_marked_pkts_at_warmup", Column::U64(marked_w)),
         ],
     }
 }

@@ -82,6 +82,11 @@ def _flow_row(
     for t, s in samples:  # the sample nearest the end, not beyond it by more than half an interval
         if t <= end + plan.sample_interval_ns // 2:
             last = s
+    # the counters at the warm-up: the last sample at or before it (none: nothing yet)
+    warm_s = None
+    for t, s in samples:
+        if t <= warm:
+            warm_s = s
     return {
         "flow_id": f.flow_id,
         "sender": f.sender,
@@ -103,6 +108,9 @@ def _flow_row(
         "segs_delivered": last.delivered if last else 0,
         "min_rtt_ns": last.min_rtt_ns if last else -1,
         "srtt_ns": last.srtt_ns if last else 0,
+        "segs_sent_at_warmup": warm_s.data_segs_out if warm_s else 0,
+        "segs_retrans_at_warmup": warm_s.retrans_total if warm_s else 0,
+        "segs_delivered_at_warmup": warm_s.delivered if warm_s else 0,
     }
 
 
@@ -111,7 +119,8 @@ _FLOW_TYPES: dict[str, pa.DataType] = {
     "size_bytes": pa.int64(), "base_rtt_ns": pa.uint64(), "mss": pa.uint64(), "delivered_bytes": pa.uint64(),
     "delivered_bytes_at_warmup": pa.uint64(), "completed": pa.bool_(), "fct_ns": pa.int64(), "end_ns": pa.uint64(),
     "segs_sent": pa.uint64(), "segs_retrans": pa.uint64(), "segs_delivered": pa.uint64(), "min_rtt_ns": pa.int64(),
-    "srtt_ns": pa.uint64(),
+    "srtt_ns": pa.uint64(), "segs_sent_at_warmup": pa.uint64(), "segs_retrans_at_warmup": pa.uint64(),
+    "segs_delivered_at_warmup": pa.uint64(),
 }  # fmt: skip
 _TS_TYPES: dict[str, pa.DataType] = {
     "time_ns": pa.uint64(), "flow_id": pa.uint64(), "delivered_bytes": pa.uint64(), "cwnd_pkts": pa.uint64(),
