@@ -59,3 +59,22 @@ def test_cli_limits_openblas_threads():
         env={k: v for k, v in __import__("os").environ.items() if k != "OPENBLAS_NUM_THREADS"},
     )
     assert p.stdout.strip() == "1"
+
+
+def test_the_engine_alone_and_the_simulation_do_not_load_pandas_or_pyarrow(tmp_path):
+    """Issue 19 (memory): importing the compiled engine loads no heavy library, and a
+    run imports pandas and pyarrow only once the simulation is over (the progress
+    callback sees none of them while the engine runs)."""
+    engine_only = modules_after("import ccbench._core")
+    assert not (engine_only["pandas"] or engine_only["pyarrow"] or engine_only["numpy"]), engine_only
+    code = (
+        "import sys, ccbench\n"
+        "seen = []\n"
+        f"ccbench.run({str(QUICKSTART)!r}, out_dir={str(tmp_path / 'run')!r}, "
+        "progress=lambda s, d: seen.append(('pandas' in sys.modules, 'pyarrow' in sys.modules)))\n"
+        "print('@@', len(seen), any(a or b for a, b in seen), 'pandas' in sys.modules)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    _, calls, heavy_during, heavy_after = [x for x in p.stdout.splitlines() if x.startswith("@@")][-1].split()
+    assert int(calls) > 0 and heavy_during == "False" and heavy_after == "True"
