@@ -69,9 +69,12 @@ TOML = [b for b in BLOCKS if b.lang == "toml"]
 SKIP_PYTHON = {
     "dask_jobqueue": "needs a SLURM cluster; the Dask executor runs on a LocalCluster in tests/test_sweep_dask.py",
 }
-#: Python blocks that need a long run first (text they contain: the run to make), slow suite.
-SLOW_PYTHON = {
+#: Python blocks that take minutes (a text they contain: the run to make first, if any);
+#: the slow suite runs them.
+SLOW_PYTHON: dict[str, tuple[str, str] | None] = {
     "runs/validation/v1-60us-100p": ("validation/specs/v1-60us-100p.toml", "runs/validation/v1-60us-100p"),
+    "run_profile(": None,  # a quick-scale profile (tests/test_profile.py runs profiles at a tiny scale)
+    "run_suite(": None,  # a quick-scale suite (tests/test_suites.py runs suites at a tiny scale)
 }
 #: Shell blocks of these documents are procedures, not examples: the reason.
 SKIP_SHELL_DOCS = {
@@ -83,6 +86,13 @@ SKIP_COMMANDS = {
     "sudo": "needs root and network namespaces: tests/test_linux_backend.py (root) and validation/",
     "python tests/browser.py": "a headless-Chromium screenshot; tests/test_report.py loads the report in Chromium",
     "duckdb": "needs the duckdb command-line tool; the same query runs through polars in docs/sweeps.md",
+    "python -": "a timing benchmark (engine CPU of a Python CCA against the built-in one); "
+    "tests/test_python_cca.py runs Python CCAs",
+    "ccbench sweep --suite": "a study suite (minutes at quick scale, hours at paper scale); "
+    "tests/test_suites.py runs suites at a tiny scale",
+    "ccbench profile": "a CCA profile (minutes at quick scale); tests/test_profile.py runs profiles at a tiny scale",
+    "ccbench suites --report": "reads a suite run (ccbench sweep --suite); tests/test_suites.py covers the report",
+    "ccbench compare runs/profile-": "compares two profile runs (ccbench profile); tests/test_compare.py covers compare",
 }
 #: Files a transcript's command reads that the document describes in words.
 TRANSCRIPT_FILES = {
@@ -131,7 +141,13 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     in a backslash or inside an open quote joined to the next."""
     out: list[tuple[int, str]] = []
     pending, first = "", 0
+    heredoc: str | None = None
     for i, raw in enumerate(text.splitlines()):
+        if heredoc is not None:  # a here-document belongs to the command that opened it
+            out[-1] = (out[-1][0], out[-1][1] + "\n" + raw)
+            if raw.strip() == heredoc:
+                heredoc = None
+            continue
         if not pending:
             first = i
         line = (pending + " " + raw.strip()).strip() if pending else raw.strip()
@@ -145,6 +161,9 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
             continue
         pending = ""
         out.append((first, line))
+        m = re.search(r"<<-?\s*'?(\w+)'?", line)
+        if m:
+            heredoc = m.group(1)
     return out
 
 
@@ -166,7 +185,7 @@ def commands() -> tuple[list[Command], list[tuple[str, str, str]]]:
             if b.doc in SKIP_SHELL_DOCS:
                 skipped.append((b.id, line, SKIP_SHELL_DOCS[b.doc]))
                 continue
-            reason = next((r for k, r in SKIP_COMMANDS.items() if line == k or line.startswith(k + " ")), None)
+            reason = next((r for k, r in SKIP_COMMANDS.items() if line.startswith(k)), None)
             if reason is None and PLACEHOLDER.search(line):
                 reason = "a synopsis with placeholders"
             if reason is not None:
@@ -279,9 +298,9 @@ def test_python_examples_that_read_long_runs(tmp_path):
     cwd = workdir(tmp_path)
     shutil.copytree(ROOT / "validation" / "specs", cwd / "validation" / "specs")
     for b in python_blocks(True):
-        for key, (spec, out) in SLOW_PYTHON.items():
-            if key in b.text and not (cwd / out).exists():
-                ccbench_cmd(f"ccbench run {spec} -o {out}", cwd)
+        for key, prerequisite in SLOW_PYTHON.items():
+            if key in b.text and prerequisite is not None and not (cwd / prerequisite[1]).exists():
+                ccbench_cmd(f"ccbench run {prerequisite[0]} -o {prerequisite[1]}", cwd)
         run_python([b], cwd)
 
 
