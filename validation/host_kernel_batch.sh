@@ -3,6 +3,7 @@
 # mechanism captures, then the side-by-side grid. Summaries (small JSON) are copied to
 # validation/data/host/; raw captures and iperf3 JSON stay in $RAWDIR.
 #   sudo validation/host_kernel_batch.sh [mech|grid|all]   (grid: ~35 min, 72 runs of 20 s)
+#   PAIRS="cubic,cubic reno,cubic" ... limits the grid to those pairs.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 RAWDIR=${RAWDIR:-/tmp/h13/raw}; DATA=$HERE/data/host
@@ -26,7 +27,7 @@ if [ "$WHAT" = grid ] || [ "$WHAT" = all ]; then
   for r in 1 2 3; do
     for d in 0 20; do
       for l in 20 100 500; do
-        for pair in cubic,cubic bbr,cubic reno,cubic bbr,bbr; do
+        for pair in ${PAIRS:-cubic,cubic bbr,cubic reno,cubic bbr,bbr}; do
           run "grid-${pair/,/-}-p$l-d$d-r$r" -d 20 -w 5 -l "$l" -D "$d" "$pair"
         done
       done

@@ -128,6 +128,13 @@ for n in $SND $RTR $RCV; do X "$n" ip link set dev lo up; done
 X $SND ip route add default via 10.200.1.2
 X $RCV ip route add default via 10.200.2.1
 X $RTR sysctl -qw net.ipv4.ip_forward=1
+# iperf3 (3.12) sets TCP_CONGESTION after connect(), so every flow is first set up with
+# the namespace's default CCA. If that is bbr (as on this machine), bbr_init marks the
+# socket SK_PACING_NEEDED and the switch to cubic/reno keeps TCP's internal pacing on:
+# "cubic" would be paced CUBIC. A default of reno never turns pacing on; bbr flows
+# still get it from their own bbr_init. (A child namespace may only default to a CCA in
+# tcp_allowed_congestion_control: "reno bbr" here.)
+X $SND sysctl -qw net.ipv4.tcp_congestion_control=reno
 if [ "$GSOSEGS" != 0 ]; then X $SND ip link set dev s0 gso_max_segs "$GSOSEGS"; fi
 
 # the bottleneck: tbf (shaper) with a packet-limited pfifo child, on rtr -> rcv

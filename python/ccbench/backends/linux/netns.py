@@ -267,7 +267,13 @@ class Topology:
         cmd(["ip", "-n", d, "addr", "add", f"{RECEIVER_ADDR}/24", "dev", "eth0"])
         for s in p.senders:
             i, sn = s.index, self.sender_ns(s.index)
+            # iperf3 sets TCP_CONGESTION after connect(): each flow starts with the
+            # namespace's default CCA. A default of bbr would leave TCP's internal pacing
+            # on (bbr_init sets SK_PACING_NEEDED; switching CCA keeps it), so "cubic" and
+            # "reno" flows would be paced. reno never turns pacing on (and a child namespace
+            # may only default to a CCA in tcp_allowed_congestion_control, "reno bbr" here).
             cmd(in_ns(sn, "sysctl", "-q", "-w", *buffers, f"net.ipv4.tcp_ecn={1 if s.ecn else 0}",
+                      "net.ipv4.tcp_congestion_control=reno",
                       "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
             sender_host = {"gso_max_segs": s.gso_max_segs, "gso_max_size": s.gso_max_size}
             self._veth(sn, "eth0", mac(2, i, 1), r, f"a{i}", mac(2, i, 2), host_a=sender_host)
