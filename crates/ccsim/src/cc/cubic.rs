@@ -42,10 +42,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::classic::{cong_avoid_ai, slow_start};
+use super::common::clock::jiffies;
 use super::common::hystart::{HyStart, HyStartConfig, HYSTART_ACK_DELTA_US, HYSTART_LOW_WINDOW};
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CaEvent, CaState, CcMetrics, CongestionControl, TcpState};
-use crate::units::{Time, NS_PER_SEC, NS_PER_US};
+use crate::units::{Time, NS_PER_US};
 
 /// Fixed-point scale of β (`BICTCP_BETA_SCALE`): β = beta / 1024.
 const BICTCP_BETA_SCALE: u32 = 1024;
@@ -361,11 +362,6 @@ fn cubic_root(a: u64) -> u32 {
     let div = a / (x as u64 * (x as u64 - 1));
     x = (2 * x).wrapping_add(div as u32);
     x.wrapping_mul(341) >> 10
-}
-
-/// The jiffies clock of `tcp_jiffies32`, derived from simulated time (wraps like it).
-fn jiffies(now: Time, hz: u32) -> u32 {
-    (now / (NS_PER_SEC / hz as Time)) as u32
 }
 
 /// `usecs_to_jiffies`: rounds up.

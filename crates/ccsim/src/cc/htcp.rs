@@ -24,13 +24,14 @@
 //! (adapts to route changes), the 10 ms minimum RTT below which β stays 0.5 (too
 //! little queueing to measure).
 //!
-//! Time: Linux keeps H-TCP's clocks in jiffies; this model uses HZ = 1000, so a
-//! jiffy is 1 ms, and converts RTT samples with `usecs_to_jiffies` (rounding up).
+//! Time: Linux keeps H-TCP's clocks in jiffies of the host's `CONFIG_HZ`; so does
+//! this model (`TcpState::hz`, 250 by default: a jiffy is 4 ms), converting RTT
+//! samples with `usecs_to_jiffies` (rounding up).
 
 use serde::{Deserialize, Serialize};
 
 use super::common::classic::{phase, slow_start};
-use super::common::clock::{jiffies, to_jiffies_ceil, HZ};
+use super::common::clock::{jiffies, msecs_to_jiffies, to_jiffies_ceil};
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CaState, CcMetrics, CongestionControl, TcpState};
 
@@ -41,9 +42,9 @@ const ALPHA_BASE: u32 = 1 << 7;
 const BETA_MIN: u32 = 1 << 6;
 const BETA_MAX: u32 = 102;
 /// maxRTT only follows samples within 20 ms of it, so one spike does not inflate it.
-const MAX_RTT_STEP_JIFFIES: u32 = 20;
+const MAX_RTT_STEP_MS: u32 = 20;
 /// Below a 10 ms min RTT, β stays at 0.5 (queueing delay is not measurable).
-const MIN_RTT_FOR_ADAPTIVE_BETA: u32 = 10;
+const MIN_RTT_FOR_ADAPTIVE_BETA_MS: u32 = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -75,10 +76,12 @@ pub const INFO: CcaInfo = CcaInfo {
     },
 };
 
-/// `struct htcp`. Times in jiffies (ms).
+/// `struct htcp`. Times in jiffies of the host's HZ.
 #[derive(Debug, Clone)]
 pub struct Htcp {
     p: Params,
+    /// The host's `CONFIG_HZ` (from `TcpState::hz` at init).
+    hz: u32,
     /// Additive increase ×128.
     alpha: u32,
     /// Backoff factor ×128.
@@ -104,6 +107,7 @@ impl Htcp {
     pub fn new(p: Params) -> Self {
         Self {
             p,
+            hz: 1000,
             alpha: ALPHA_BASE,
             beta: BETA_MIN,
             modeswitch: false,
@@ -149,7 +153,7 @@ impl Htcp {
             if self.max_rtt < self.min_rtt {
                 self.max_rtt = self.min_rtt;
             }
-            if self.max_rtt < rtt && rtt <= self.max_rtt + MAX_RTT_STEP_JIFFIES {
+            if self.max_rtt < rtt && rtt <= self.max_rtt + msecs_to_jiffies(MAX_RTT_STEP_MS, self.hz) {
                 self.max_rtt = rtt;
             }
         }
@@ -167,7 +171,7 @@ impl Htcp {
                 return;
             }
         }
-        if self.modeswitch && self.min_rtt > MIN_RTT_FOR_ADAPTIVE_BETA && self.max_rtt > 0 {
+        if self.modeswitch && self.min_rtt > msecs_to_jiffies(MIN_RTT_FOR_ADAPTIVE_BETA_MS, self.hz) && self.max_rtt > 0 {
             self.beta = ((self.min_rtt << 7) / self.max_rtt).clamp(BETA_MIN, BETA_MAX);
         } else {
             self.beta = BETA_MIN;
@@ -178,15 +182,16 @@ impl Htcp {
     /// `htcp_alpha_update`: α(Δ), RTT scaling, and the 2(1 − β) factor.
     fn alpha_update(&mut self, now: u32) {
         let mut factor: u32 = 1;
+        let hz = self.hz;
         let mut diff = now.wrapping_sub(self.last_cong);
-        if diff > HZ {
-            diff -= HZ;
+        if diff > hz {
+            diff -= hz;
             // 1 + 10 (Δ−Δ_L) + ((Δ−Δ_L)/2)², all in jiffies/HZ.
-            factor = 1 + ((10 * diff as u64 + (diff as u64 / 2) * (diff as u64 / 2) / HZ as u64) / HZ as u64) as u32;
+            factor = 1 + ((10 * diff as u64 + (diff as u64 / 2) * (diff as u64 / 2) / hz as u64) / hz as u64) as u32;
         }
         if self.p.use_rtt_scaling && self.min_rtt > 0 {
             // scale = (1 s / (10 · minRTT)) · 8, i.e. (100 ms / minRTT) ×8, in [0.5, 10].
-            let scale = ((HZ << 3) / (10 * self.min_rtt)).clamp(1 << 2, 10 << 3);
+            let scale = ((hz << 3) / (10 * self.min_rtt)).clamp(1 << 2, 10 << 3);
             factor = ((factor << 3) / scale).max(1);
         }
         self.alpha = 2 * factor * ((1 << 7) - self.beta);
@@ -219,7 +224,7 @@ impl Htcp {
         let alpha_pkts = if self.alpha >> 7 != 0 { self.alpha >> 7 } else { 1 };
         let elapsed = now.wrapping_sub(self.lasttime);
         if self.packetcount >= tp.cwnd.saturating_sub(alpha_pkts) && self.min_rtt > 0 && elapsed >= self.min_rtt {
-            let cur_bi = (self.packetcount as u64 * HZ as u64 / elapsed as u64) as u32;
+            let cur_bi = (self.packetcount as u64 * self.hz as u64 / elapsed as u64) as u32;
             if self.ccount(now) <= 3 {
                 // Just after a backoff: start over.
                 self.min_b = cur_bi;
@@ -243,12 +248,13 @@ impl CongestionControl for Htcp {
 
     fn init(&mut self, tp: &mut TcpState) {
         *self = Self::new(self.p.clone());
-        self.last_cong = jiffies(tp.now);
+        self.hz = tp.hz;
+        self.last_cong = jiffies(tp.now, tp.hz);
     }
 
     /// `htcp_recalc_ssthresh`.
     fn ssthresh(&mut self, tp: &mut TcpState) -> u32 {
-        self.param_update(jiffies(tp.now));
+        self.param_update(jiffies(tp.now, tp.hz));
         (((tp.cwnd as u64 * self.beta as u64) >> 7) as u32).max(2)
     }
 
@@ -263,7 +269,7 @@ impl CongestionControl for Htcp {
                 tp.cwnd += 1;
             }
             tp.cwnd_cnt = 0;
-            self.alpha_update(jiffies(tp.now));
+            self.alpha_update(jiffies(tp.now, tp.hz));
         } else {
             tp.cwnd_cnt += self.pkts_acked;
         }
@@ -272,19 +278,19 @@ impl CongestionControl for Htcp {
 
     /// `measure_achieved_throughput` (H-TCP's `pkts_acked`).
     fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
-        let now = jiffies(tp.now);
+        let now = jiffies(tp.now, tp.hz);
         if tp.ca_state == CaState::Open {
             self.pkts_acked = sample.pkts_acked;
         }
         if let Some(rtt) = sample.rtt.filter(|&r| r > 0) {
-            self.measure_rtt(to_jiffies_ceil(rtt), tp.ca_state);
+            self.measure_rtt(to_jiffies_ceil(rtt, tp.hz), tp.ca_state);
         }
         self.measure_throughput(tp, sample.pkts_acked, now);
     }
 
     /// `htcp_state`.
     fn set_state(&mut self, tp: &mut TcpState, new_state: CaState) {
-        let now = jiffies(tp.now);
+        let now = jiffies(tp.now, tp.hz);
         match new_state {
             CaState::Open => {
                 if self.undo_last_cong != 0 {
@@ -386,6 +392,39 @@ mod tests {
         c.min_rtt = 200;
         c.alpha_update(2000);
         assert_eq!(c.alpha_beta().0, 11.0);
+    }
+
+    #[test]
+    fn the_law_is_the_same_in_jiffies_of_hz_250() {
+        // At HZ 250 (4 ms jiffies) Δ = 2 s is 250 jiffies past Δ_L:
+        // 1 + (10·250 + 125²/250)/250 = 1 + 2562/250 = 11, as at HZ 1000; RTT 100 ms =
+        // 25 jiffies gives scale (250·8)/(10·25) = 8, factor unchanged.
+        let mut c = Htcp::new(Params::default());
+        c.hz = 250;
+        c.min_rtt = 25;
+        c.alpha_update(500);
+        assert_eq!(c.alpha_beta().0, 11.0);
+        // The 10 ms floor of adaptive β is 3 jiffies (2.5 rounded up): 12 ms adapts.
+        c.modeswitch = true;
+        c.min_rtt = 3;
+        c.max_rtt = 6;
+        c.p.use_bandwidth_switch = false;
+        c.beta_update();
+        assert_eq!(c.alpha_beta().1, 0.5);
+        c.min_rtt = 4;
+        c.max_rtt = 5;
+        c.beta_update();
+        assert_eq!(c.alpha_beta().1, 102.0 / 128.0);
+    }
+
+    #[test]
+    fn init_takes_the_hosts_hz() {
+        let mut c = Htcp::new(Params::default());
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        tp.hz = 250;
+        tp.now = ms(1000);
+        c.init(&mut tp);
+        assert_eq!((c.hz, c.last_cong), (250, 250));
     }
 
     #[test]

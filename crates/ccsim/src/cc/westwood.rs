@@ -16,7 +16,7 @@
 //! too noisy); before any RTT sample the RTT is taken as 20 s
 //! (`TCP_WESTWOOD_INIT_RTT`, deliberately conservative); the filter weights are
 //! 7/8 (`westwood_do_filter`); the window set from the estimate is at least 2.
-//! Clocks are jiffies at HZ = 1000.
+//! Clocks are jiffies of the host's `CONFIG_HZ` (`TcpState::hz`, 250 by default).
 //!
 //! Deviation: Linux counts acknowledged bytes from `snd_una` advances, with a
 //! per-dupack MSS credit that later ACKs pay back (`westwood_acked_count`); here
@@ -26,14 +26,20 @@
 use serde::{Deserialize, Serialize};
 
 use super::common::classic::{phase, reno_cong_avoid, reno_ssthresh};
-use super::common::clock::{jiffies, to_jiffies_ceil, HZ};
+use super::common::clock::{jiffies, to_jiffies_ceil};
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CaEvent, CcMetrics, CongestionControl, TcpState};
 
-/// Shortest sampling interval, jiffies (`TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms).
-const RTT_MIN_JIFFIES: u32 = HZ / 20;
-/// RTT assumed before the first sample, jiffies (`TCP_WESTWOOD_INIT_RTT` = 20 s).
-const INIT_RTT_JIFFIES: u32 = 20 * HZ;
+/// Shortest sampling interval (`TCP_WESTWOOD_RTT_MIN` = HZ/20 jiffies = 50 ms).
+fn rtt_min_jiffies(hz: u32) -> u32 {
+    hz / 20
+}
+/// RTT assumed before the first sample (`TCP_WESTWOOD_INIT_RTT` = 20·HZ jiffies = 20 s).
+fn init_rtt_jiffies(hz: u32) -> u32 {
+    20 * hz
+}
+/// HZ before `init` (the engine's hosts set theirs at init).
+const DEFAULT_HZ: u32 = 1000;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -51,9 +57,11 @@ pub const INFO: CcaInfo = CcaInfo {
     },
 };
 
-/// `struct westwood`. Bandwidth in bytes per jiffy, times in jiffies.
+/// `struct westwood`. Bandwidth in bytes per jiffy, times in jiffies of the host's HZ.
 #[derive(Debug, Clone)]
 pub struct Westwood {
+    /// The host's `CONFIG_HZ` (from `TcpState::hz` at init).
+    hz: u32,
     bw_ns_est: u32,
     bw_est: u32,
     rtt_win_sx: u32,
@@ -66,23 +74,28 @@ pub struct Westwood {
 
 impl Default for Westwood {
     fn default() -> Self {
-        Self {
-            bw_ns_est: 0,
-            bw_est: 0,
-            rtt_win_sx: 0,
-            bk: 0,
-            rtt: INIT_RTT_JIFFIES,
-            rtt_min: INIT_RTT_JIFFIES,
-            first_ack: true,
-            reset_rtt_min: true,
-        }
+        Self::with_hz(DEFAULT_HZ)
     }
 }
 
 impl Westwood {
+    fn with_hz(hz: u32) -> Self {
+        Self {
+            hz,
+            bw_ns_est: 0,
+            bw_est: 0,
+            rtt_win_sx: 0,
+            bk: 0,
+            rtt: init_rtt_jiffies(hz),
+            rtt_min: init_rtt_jiffies(hz),
+            first_ack: true,
+            reset_rtt_min: true,
+        }
+    }
+
     /// The filtered bandwidth estimate, bytes per second.
     pub fn bw_bytes_per_sec(&self) -> u64 {
-        self.bw_est as u64 * HZ as u64
+        self.bw_est as u64 * self.hz as u64
     }
 
     /// `westwood_filter`: two cascaded 7/8 low-pass filters; the first sample
@@ -104,7 +117,7 @@ impl Westwood {
         if self.first_ack && delta > 0 {
             self.first_ack = false;
         }
-        if self.rtt > 0 && delta > self.rtt.max(RTT_MIN_JIFFIES) {
+        if self.rtt > 0 && delta > self.rtt.max(rtt_min_jiffies(self.hz)) {
             self.filter(delta);
             self.bk = 0;
             self.rtt_win_sx = now;
@@ -132,8 +145,8 @@ impl CongestionControl for Westwood {
     }
 
     fn init(&mut self, tp: &mut TcpState) {
-        *self = Self::default();
-        self.rtt_win_sx = jiffies(tp.now);
+        *self = Self::with_hz(tp.hz);
+        self.rtt_win_sx = jiffies(tp.now, tp.hz);
     }
 
     fn ssthresh(&mut self, tp: &mut TcpState) -> u32 {
@@ -143,9 +156,9 @@ impl CongestionControl for Westwood {
     /// `tcp_westwood_pkts_acked` (RTT) and `tcp_westwood_ack` (byte counting).
     fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
         if let Some(rtt) = sample.rtt.filter(|&r| r > 0) {
-            self.rtt = to_jiffies_ceil(rtt);
+            self.rtt = to_jiffies_ceil(rtt, tp.hz);
         }
-        self.update_window(jiffies(tp.now));
+        self.update_window(jiffies(tp.now, tp.hz));
         self.bk = self.bk.saturating_add(sample.acked_sacked.saturating_mul(tp.mss));
         self.update_rtt_min();
     }
@@ -209,6 +222,19 @@ mod tests {
         let w = h.tp().cwnd;
         assert!((95..=102).contains(&w), "cwnd after recovery {w}, expected ≈ BDP 100 (Reno: {})", cwnd / 2);
         assert_eq!(h.tp().ssthresh, w);
+    }
+
+    #[test]
+    fn clocks_run_in_the_hosts_jiffies() {
+        let mut w = Westwood::default();
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        tp.hz = 250;
+        tp.now = ms(1000);
+        w.init(&mut tp);
+        assert_eq!((w.hz, w.rtt_win_sx, w.rtt), (250, 250, 5000), "20 s = 5000 jiffies at HZ 250");
+        assert_eq!(rtt_min_jiffies(250), 12, "HZ/20: 48 ms at HZ 250");
+        w.bw_est = 1000; // bytes per jiffy
+        assert_eq!(w.bw_bytes_per_sec(), 250_000);
     }
 
     #[test]
