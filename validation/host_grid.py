@@ -118,11 +118,14 @@ def summarize(a) -> None:
     """Markdown table: kernel rows (grid-*.json) beside each labelled ccbench set."""
     d = a.summarize
     rows = {}
-    for p in glob.glob(f"{d}/grid-*.json"):
-        k = json.load(open(p))
-        key = (k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"]))
-        k["utilization"] = k["total_goodput_mbps"] / (k["rate_mbps"] * KERNEL_PAYLOAD_EFFICIENCY)
-        rows.setdefault(key, {}).setdefault("linux", []).append(k)
+    # grid-*.json: the kernel runs; paced-cubic/grid-*.json: the earlier runs whose cubic
+    # and reno flows were left paced by the namespace's default CCA (bbr), "linux-paced".
+    for src, pattern in (("linux", f"{d}/grid-*.json"), ("linux-paced", f"{d}/paced-cubic/grid-*.json")):
+        for p in glob.glob(pattern):
+            k = json.load(open(p))
+            key = (k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"]))
+            k["utilization"] = k["total_goodput_mbps"] / (k["rate_mbps"] * KERNEL_PAYLOAD_EFFICIENCY)
+            rows.setdefault(key, {}).setdefault(src, []).append(k)
     for p in glob.glob(f"{d}/ours-*.jsonl"):
         for line in open(p):
             o = json.loads(line)
@@ -172,7 +175,7 @@ def summarize(a) -> None:
             print(f"| {pair} | {limit} | {delay} ms | {src} | {s['n']} | {_cell(s['share1'], lambda x: f'{x:.3f}')} "
                   f"| {_cell(s['jain'], lambda x: f'{x:.3f}')} | {_cell(s['util'], lambda x: f'{x:.3f}')} "
                   f"| {_cell(s['retx'], lambda x: f'{x:.0f}')} | {_cell(s['srtt'], lambda x: f'{x:.0f}')} "
-                  f"| {verdict(s, k) if src != 'linux' else ''} |")
+                  f"| {verdict(s, k) if not src.startswith('linux') else ''} |")
 
 
 def main() -> None:
@@ -187,7 +190,8 @@ def main() -> None:
     ap.add_argument("--split-delay", action="store_true", help="split the 20 ms over both paths (old engine)")
     ap.add_argument("--label", default="ccbench")
     ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
-    ap.add_argument("--labels", default="before,after", help="ccbench labels to list, in order")
+    ap.add_argument("--labels", default="linux-paced,before,after",
+                    help="sources to list after the kernel's, in order (ccbench labels, linux-paced)")
     a = ap.parse_args()
     if a.summarize:
         summarize(a)
