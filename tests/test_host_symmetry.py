@@ -95,7 +95,6 @@ KNOWN_ASYMMETRIC = {
     ("bbr1", 500, "50us"),
     ("cubic", 500, "50us"),
     ("cubic", 500, "20ms"),
-    ("reno", 500, "50us"),
 }
 
 GRID = [(c, limit, rtt) for c in ("cubic", "reno", "bbr1") for limit in (20, 100, 500) for rtt in ("50us", "20ms")]
