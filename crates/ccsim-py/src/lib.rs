@@ -202,6 +202,9 @@ fn run<'py>(
         ("ack_pkts_sent", s.ack_pkts_sent),
         ("ack_pkts_delivered", s.ack_pkts_delivered),
         ("ack_pkts_dropped", s.ack_pkts_dropped),
+        ("feedback_pkts_sent", s.feedback_pkts_sent),
+        ("feedback_pkts_delivered", s.feedback_pkts_delivered),
+        ("feedback_pkts_dropped", s.feedback_pkts_dropped),
         ("sim_time_ns", s.sim_time_ns),
         ("max_pending_events", s.max_pending_events),
     ] {

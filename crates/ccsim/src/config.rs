@@ -12,6 +12,7 @@ pub use crate::qdisc::codel::CodelConfig;
 pub use crate::qdisc::fq_codel::FqCodelConfig;
 pub use crate::qdisc::fq_pie::FqPieConfig;
 pub use crate::qdisc::htb::{HtbClassConfig, HtbConfig};
+pub use crate::qdisc::ncf::NcfConfig;
 pub use crate::qdisc::pie::PieConfig;
 pub use crate::qdisc::prio::{Classifier, PrioConfig};
 pub use crate::qdisc::red::RedConfig;
@@ -218,6 +219,8 @@ pub enum QdiscConfig {
     Tbf(TbfConfig),
     /// Rate-limited classes of flows, borrowing up to a ceiling (`sch_htb`).
     Htb(HtbConfig),
+    /// NCF's switch: mice/elephant queues, elephant count, telemetry to senders.
+    Ncf(NcfConfig),
 }
 
 impl QdiscConfig {
@@ -233,6 +236,7 @@ impl QdiscConfig {
             QdiscConfig::Prio(c) => c.validate(),
             QdiscConfig::Tbf(c) => c.validate(),
             QdiscConfig::Htb(c) => c.validate(),
+            QdiscConfig::Ncf(c) => c.validate(),
         }
     }
 
@@ -248,6 +252,7 @@ impl QdiscConfig {
             QdiscConfig::Prio(c) => c.bands.iter().any(|b| b.can_mark()),
             QdiscConfig::Tbf(c) => c.child.as_ref().is_some_and(|b| b.can_mark()),
             QdiscConfig::Htb(c) => c.classes.iter().any(|k| k.child.can_mark()),
+            QdiscConfig::Ncf(c) => c.mice.can_mark() || c.elephants.can_mark(),
         }
     }
 }

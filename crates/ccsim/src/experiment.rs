@@ -9,7 +9,8 @@ use rand::Rng;
 use crate::cc;
 use crate::config::{ExperimentConfig, FlowConfig};
 use crate::host::{noise, Host, HostConfig};
-use crate::net::{Ack, Ecn, Link, LinkId, Packet, Payload, Segment, HEADER_BYTES};
+use crate::net::feedback::reverse_entry_hop;
+use crate::net::{Ack, Ecn, FeedbackRequest, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES, HEADER_BYTES};
 use crate::net::link::LinkWake;
 use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
@@ -70,6 +71,10 @@ pub struct RunStats {
     pub ack_pkts_sent: u64,
     pub ack_pkts_delivered: u64,
     pub ack_pkts_dropped: u64,
+    /// Network-to-sender feedback packets (`net::feedback`).
+    pub feedback_pkts_sent: u64,
+    pub feedback_pkts_delivered: u64,
+    pub feedback_pkts_dropped: u64,
     pub sim_time_ns: u64,
     /// Largest number of pending events at any time (scales with components).
     pub max_pending_events: u64,
@@ -484,6 +489,36 @@ impl<'a> World<'a> {
                 self.seg_buf = out;
                 self.after_sender(now, f);
             }
+            Payload::Feedback(fb) => {
+                self.stats.feedback_pkts_delivered += 1;
+                let name = &self.links[fb.link as usize].name;
+                self.events.push(now, "feedback", f as i64, name, "", fb.sent_at as f64, fb.flows as f64);
+                let mut out = std::mem::take(&mut self.seg_buf);
+                self.flows[f as usize].sender.on_feedback(now, &fb, &mut out);
+                self.emit_segments(now, f, &mut out);
+                self.seg_buf = out;
+                self.after_sender(now, f);
+            }
+        }
+    }
+
+    /// A network element on link `l` asked to tell a flow's sender something: send
+    /// it over the reverse path from the element (see `net::feedback`).
+    fn send_feedback(&mut self, now: Time, l: LinkId, req: FeedbackRequest) {
+        self.stats.feedback_pkts_sent += 1;
+        let mut msg = req.msg;
+        msg.link = l;
+        msg.link_rate_bps = self.links[l as usize].rate_bps;
+        let path = &self.flows[req.flow as usize].path;
+        let rev = path.rev_route;
+        let (fwd_len, rev_len) = (self.routes.hops(path.fwd_route).len(), self.routes.hops(rev).len());
+        let p = Packet { flow: req.flow, wire_bytes: FEEDBACK_WIRE_BYTES, route: rev, hop: 0, ecn: Ecn::NotEct, payload: Payload::Feedback(msg) };
+        match reverse_entry_hop(fwd_len, rev_len, req.hop as usize) {
+            Some(hop) => {
+                let link = self.routes.hops(rev)[hop];
+                self.enqueue(now, link, Packet { hop: hop as u8, ..p });
+            }
+            None => self.deliver(now, p, false),
         }
     }
 
@@ -502,16 +537,21 @@ impl<'a> World<'a> {
     }
 
     fn record_drop(&mut self, now: Time, l: LinkId, p: &Packet, reason: &str) {
-        if p.is_data() {
-            self.stats.data_pkts_dropped += 1;
-        } else {
-            self.stats.ack_pkts_dropped += 1;
-        }
-        let name = &self.links[l as usize].name;
         let seg = match p.payload {
-            Payload::Data(s) => s.seg as f64,
-            Payload::Ack(a) => a.cum as f64,
+            Payload::Data(s) => {
+                self.stats.data_pkts_dropped += 1;
+                s.seg as f64
+            }
+            Payload::Ack(a) => {
+                self.stats.ack_pkts_dropped += 1;
+                a.cum as f64
+            }
+            Payload::Feedback(_) => {
+                self.stats.feedback_pkts_dropped += 1;
+                f64::NAN
+            }
         };
+        let name = &self.links[l as usize].name;
         self.events.push(now, "drop", p.flow as i64, name, reason, seg, if p.is_data() { 1.0 } else { 0.0 });
     }
 
@@ -535,8 +575,17 @@ impl<'a> World<'a> {
         }
         report.drops.clear();
         report.marks.clear();
+        let mut feedback = std::mem::take(&mut report.feedback);
         // Hand the (empty) buffers back so steady state does not allocate.
         self.links[l as usize].queue.report = report;
+        for req in feedback.drain(..) {
+            self.send_feedback(now, l, req);
+        }
+        // Hand the buffer back unless sending queued new requests here meanwhile.
+        let slot = &mut self.links[l as usize].queue.report.feedback;
+        if slot.is_empty() {
+            *slot = feedback;
+        }
     }
 
     fn emit_segments(&mut self, now: Time, f: u32, out: &mut Vec<Segment>) {

@@ -71,6 +71,7 @@ class BottleneckSpec(_Model):
     qdisc: QdiscSpec | None = Field(
         None,
         description="queue discipline: 'pfifo', 'bfifo', 'red', 'codel', 'fq_codel', 'pie', 'fq_pie', 'prio', 'htb', "
+        "'ncf', "
         "or a table {kind='red', ...} overriding tc defaults; default pfifo/bfifo by the buffer's unit",
     )
     shaper: TbfSpec | None = Field(

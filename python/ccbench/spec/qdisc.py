@@ -28,6 +28,12 @@ RED_PROBABILITY = 0.02
 RED_BANDWIDTH_BPS = 10_000_000
 FQ_FLOWS = 1024
 FQ_MEMORY_LIMIT_BYTES = 32 * 2**20
+#: NCF switch defaults (docs/ncf.md: the chapter states none; each is a stated choice,
+#: mirrored from ``crates/ccsim/src/qdisc/ncf.rs``).
+NCF_ELEPHANT_THRESHOLD_BYTES = 100_000
+NCF_IDLE_TIMEOUT_NS = 200_000_000
+NCF_FEEDBACK_THRESHOLD_BYTES = 30_000
+NCF_FEEDBACK_INTERVAL_NS = 1_000_000
 
 Fraction01 = Annotated[float, Field(gt=0, lt=1)]
 
@@ -119,6 +125,25 @@ class FqPieSpec(_Model):
     dq_rate_estimator: bool = Field(False, description="estimate delay from the drain rate")
 
 
+class NcfSpec(_Model):
+    """NCF's switch (docs/ncf.md): mice and elephants in separate drop-tail queues,
+    mice served first; telemetry to elephant senders while the elephant queue is long."""
+
+    kind: Literal["ncf"]
+    limit: OptSize = Field(None, description="elephant queue limit (bytes); default: the link's buffer")
+    mice_limit: OptSize = Field(None, description="mice queue limit (bytes); default: the same as limit")
+    elephant_threshold: SizeField = Field(
+        Size.bytes(NCF_ELEPHANT_THRESHOLD_BYTES), description="a flow is an elephant once this much was seen; 100KB"
+    )
+    idle_timeout: Duration = Field(NCF_IDLE_TIMEOUT_NS, description="a flow idle this long is forgotten; 200ms")
+    feedback_threshold: SizeField = Field(
+        Size.bytes(NCF_FEEDBACK_THRESHOLD_BYTES), description="telemetry while the elephant queue exceeds this; 30KB"
+    )
+    feedback_interval: Duration = Field(
+        NCF_FEEDBACK_INTERVAL_NS, description="at most one telemetry packet per flow per this interval; 1ms"
+    )
+
+
 def _two_pfifo_bands() -> list[QdiscSpec]:
     return [PfifoSpec(kind="pfifo", limit=None), PfifoSpec(kind="pfifo", limit=None)]
 
@@ -187,6 +212,7 @@ QdiscSpec = Annotated[
         Annotated[FqPieSpec, Tag("fq_pie")],
         Annotated[PrioSpec, Tag("prio")],
         Annotated[HtbSpec, Tag("htb")],
+        Annotated[NcfSpec, Tag("ncf")],
     ],
     Discriminator(_kind),
     BeforeValidator(_shorthand),
@@ -195,7 +221,7 @@ PrioSpec.model_rebuild()
 HtbClassSpec.model_rebuild()
 HtbSpec.model_rebuild()
 
-QDISC_KINDS = ("pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "prio", "htb")
+QDISC_KINDS = ("pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "prio", "htb", "ncf")
 
 
 class TbfSpec(_Model):
@@ -344,6 +370,18 @@ def resolve_qdisc(q: Any, ctx: LimitContext, group_flows: dict[str, list[int]]) 
         return {"kind": "prio", "bands": bands, "classifier": classifier}
     if isinstance(q, HtbSpec):
         return _resolve_htb(q, ctx, group_flows)
+    if isinstance(q, NcfSpec):
+        limit = ctx.bytes(q.limit)
+        mice = ctx.bytes(q.mice_limit) if q.mice_limit is not None else limit
+        return {
+            "kind": "ncf",
+            "mice": {"kind": "bfifo", "limit_bytes": mice},
+            "elephants": {"kind": "bfifo", "limit_bytes": limit},
+            "elephant_threshold_bytes": ctx.bytes(q.elephant_threshold),
+            "idle_timeout_ns": q.idle_timeout,
+            "feedback_threshold_bytes": ctx.bytes(q.feedback_threshold),
+            "feedback_interval_ns": q.feedback_interval,
+        }
     raise AssertionError(f"unknown qdisc spec {q!r}")
 
 
@@ -412,6 +450,12 @@ def qdisc_issues(q: Any, path: str, ctx: LimitContext | None, groups: list[str])
                     f"{burst} is too small for min {qmin} B and avpkt {q.avpkt} B; try {1 + qmin // q.avpkt}",
                 )
             )
+    if isinstance(q, NcfSpec):
+        for name in ("idle_timeout", "feedback_interval"):
+            if getattr(q, name) <= 0:
+                issues.append((f"{path}.{name}", "must be > 0"))
+        if ctx is not None and ctx.bytes(q.elephant_threshold) <= 0:
+            issues.append((f"{path}.elephant_threshold", "must be > 0"))
     if isinstance(q, PrioSpec):
         n = len(q.bands)
         if not 1 <= n <= 16:

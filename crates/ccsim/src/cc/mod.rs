@@ -33,6 +33,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
+pub mod ncf;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
@@ -336,6 +337,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn undo_cwnd(&mut self, tp: &mut TcpState) -> u32 {
         tp.cwnd.max(tp.prior_cwnd)
     }
+
+    /// A network element's message reached the sender (`net::feedback`, outside any
+    /// ACK): a network-assisted CCA (NCF; an XCP/RCP-style one) sets cwnd, ssthresh or
+    /// pacing from it; the sender clamps cwnd and sends what the window allows after.
+    /// No Linux counterpart; every other CCA ignores it.
+    fn on_feedback(&mut self, _tp: &mut TcpState, _fb: &crate::net::NetworkFeedback) {}
 
     /// Packets the sender may have in flight beyond cwnd for TSO/quantum purposes is
     /// not modelled; model-based CCAs may override this to report their send quantum.

@@ -50,6 +50,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("model", "model-based: paces at an estimate of the bottleneck bandwidth"),
     ("scavenger", "less-than-best-effort: yields to competing traffic"),
     ("rate/learning", "rate-based, online-learning: maximizes a utility of measured rate, loss, delay"),
+    ("network", "network-assisted: sets its window from feedback a network element sends it"),
 ];
 
 /// Every CCA the engine knows, in the order `ccbench list ccas` shows them.
@@ -72,6 +73,7 @@ pub static REGISTRY: &[CcaInfo] = &[
     super::ledbat::INFO,
     super::copa::INFO,
     super::vivace::INFO,
+    super::ncf::INFO,
 ];
 
 /// The prefix of CCA names the registry does not build: user CCAs written in Python

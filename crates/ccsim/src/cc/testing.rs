@@ -148,6 +148,9 @@ impl CongestionControl for AuditedCca {
         }
         cwnd
     }
+    fn on_feedback(&mut self, tp: &mut TcpState, fb: &crate::net::NetworkFeedback) {
+        self.checked("on_feedback", tp, |c, tp| c.on_feedback(tp, fb))
+    }
     fn metrics(&self, tp: &TcpState) -> CcMetrics {
         self.inner.metrics(tp)
     }

@@ -2,9 +2,11 @@
 //! carries its route (an index into the topology's route table) and its position on
 //! it, so forwarding is a table lookup (static routes, precomputed by the builder).
 
+pub mod feedback;
 pub mod link;
 pub mod loss;
 
+pub use feedback::{FeedbackRequest, NetworkFeedback, FEEDBACK_WIRE_BYTES};
 pub use link::{Link, LinkId};
 pub use loss::{LossConfig, LossModel};
 
@@ -61,6 +63,8 @@ pub struct Ack {
 pub enum Payload {
     Data(Segment),
     Ack(Ack),
+    /// A network element's message to the flow's sender (see [`feedback`]).
+    Feedback(NetworkFeedback),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,6 +16,7 @@ mod fq;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod htb;
+pub mod ncf;
 pub mod pie;
 pub mod prio;
 pub mod red;
@@ -26,7 +27,7 @@ pub use fifo::Fifo;
 pub use timed::{Queued, TimedFifo};
 
 use crate::config::QdiscConfig;
-use crate::net::{Ecn, Packet};
+use crate::net::{Ecn, FeedbackRequest, Packet};
 use crate::sim::SimRng;
 use crate::units::Time;
 
@@ -66,6 +67,8 @@ pub struct Report {
     pub drops: Vec<(Packet, DropReason)>,
     /// Copies of packets whose codepoint was set to CE (they travel on).
     pub marks: Vec<Packet>,
+    /// Messages for senders (network-assisted congestion control, `net::feedback`).
+    pub feedback: Vec<FeedbackRequest>,
 }
 
 impl Report {
@@ -73,7 +76,7 @@ impl Report {
         self.drops.push((p, reason));
     }
     pub fn is_empty(&self) -> bool {
-        self.drops.is_empty() && self.marks.is_empty()
+        self.drops.is_empty() && self.marks.is_empty() && self.feedback.is_empty()
     }
 }
 
@@ -152,6 +155,7 @@ pub fn build(cfg: &QdiscConfig, rng: &mut SimRng) -> Box<dyn Qdisc> {
         QdiscConfig::Prio(c) => Box::new(prio::Prio::new(c, rng)),
         QdiscConfig::Tbf(c) => Box::new(tbf::Tbf::new(c, rng)),
         QdiscConfig::Htb(c) => Box::new(htb::Htb::new(c, rng)),
+        QdiscConfig::Ncf(c) => Box::new(ncf::Ncf::new(c, rng)),
     }
 }
 

@@ -490,6 +490,19 @@ impl Sender {
         self.debug_check_scoreboard();
     }
 
+    /// A network element's feedback arrived (`net::feedback`): the CCA reacts
+    /// (`CongestionControl::on_feedback`), then the sender sends what it may.
+    pub fn on_feedback(&mut self, now: Time, fb: &crate::net::NetworkFeedback, out: &mut Vec<Segment>) {
+        if !self.started || self.is_finished() {
+            return;
+        }
+        self.sync_tp(now);
+        self.cca.on_feedback(&mut self.tp, fb);
+        self.clamp_cwnd();
+        self.update_pacing_rate();
+        self.transmit(now, out);
+    }
+
     // ------------------------------------------------------------------ helpers
 
     /// Refresh the read-only fields of the CCA-visible state.

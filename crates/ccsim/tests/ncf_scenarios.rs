@@ -1,0 +1,158 @@
+//! NCF (network-assisted congestion feedback, `docs/ncf.md`) end to end: the switch
+//! logic on the bottleneck (`qdisc = ncf`) and the `ncf` sender, against CUBIC, in
+//! direction only (the measured values are printed with `-- --nocapture`, seed 1).
+
+mod common;
+
+use ccsim::config::{NcfConfig, QdiscConfig, TopologyConfig};
+use ccsim::units::{ms, secs, Time};
+use ccsim::{ExperimentConfig, RunOutput};
+use common::*;
+
+fn run(cfg: &ExperimentConfig) -> RunOutput {
+    let out = ccsim::run(cfg).unwrap();
+    assert_conservation(&out);
+    let s = &out.stats;
+    assert!(s.feedback_pkts_delivered + s.feedback_pkts_dropped <= s.feedback_pkts_sent, "{s:?}");
+    out
+}
+
+/// Put NCF's switch on the bottleneck: both queues drop-tail at the configured buffer.
+fn with_ncf_switch(cfg: &mut ExperimentConfig) {
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let fifo = d.bottleneck.qdisc.clone();
+    d.bottleneck.qdisc = QdiscConfig::Ncf(NcfConfig::with_queues(fifo.clone(), fifo));
+}
+
+fn strings(t: &ccsim::trace::Table, name: &str) -> Vec<String> {
+    match t.column(name) {
+        Some(ccsim::trace::Column::Dict { codes, values }) => codes.iter().map(|&c| values[c as usize].clone()).collect(),
+        other => panic!("column {name} is not a dictionary column: {other:?}"),
+    }
+}
+
+/// The `feedback` events: (arrival time, flow, generation time, elephants counted).
+fn feedback_events(out: &RunOutput) -> Vec<(Time, i64, Time, f64)> {
+    let e = &out.events;
+    let kind = strings(e, "kind");
+    let (t, flow, v, v2) = (e.u64s("time_ns"), e.i64s("flow_id"), e.f64s("value"), e.f64s("value2"));
+    (0..t.len()).filter(|&i| kind[i] == "feedback").map(|i| (t[i], flow[i], v[i] as Time, v2[i])).collect()
+}
+
+#[test]
+fn telemetry_reaches_the_sender_after_the_switch_to_sender_delay_within_its_rate_limit() {
+    // RTT 40 ms: the bottleneck link carries 5 ms each way, the access links 15 ms each
+    // way. The switch sits at the bottleneck's input, so its telemetry needs the
+    // reverse access link only: 15 ms (+ 0.5 µs serialization), not 40 ms.
+    let mut cfg = dumbbell(100, &[40], 1.0);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    d.bottleneck.delay_ns = ms(5);
+    set_host(&mut cfg, ccsim::host::HostConfig::ideal());
+    with_ncf_switch(&mut cfg);
+    cfg.duration_ns = secs(5);
+    cfg.flows = vec![flow(0, "cubic", 0), flow(0, "cubic", ms(100))];
+    let out = run(&cfg);
+    let fb = feedback_events(&out);
+    assert!(fb.len() > 50, "CUBIC keeps the elephant queue full: {} messages", fb.len());
+    assert_eq!(out.stats.feedback_pkts_delivered, fb.len() as u64);
+    for &(arrived, flow, sent, elephants) in &fb {
+        let delay = arrived - sent;
+        assert!((ms(15)..ms(15) + 100_000).contains(&delay), "flow {flow}: telemetry took {delay} ns");
+        assert!((1.0..=2.0).contains(&elephants));
+    }
+    for flow in 0..2 {
+        let sent: Vec<Time> = fb.iter().filter(|x| x.1 == flow).map(|x| x.2).collect();
+        assert!(sent.windows(2).all(|w| w[1] - w[0] >= ms(1)), "flow {flow} exceeds one message per ms");
+    }
+    println!("{} telemetry messages, delays {}..{} ns", fb.len(), fb.iter().map(|x| x.0 - x.2).min().unwrap(), fb.iter().map(|x| x.0 - x.2).max().unwrap());
+}
+
+/// Per-flow goodput (bit/s) over [t0, t1] from the flow samples.
+fn rates_between(out: &RunOutput, n: usize, t0: Time, t1: Time) -> Vec<f64> {
+    let ts = &out.flow_ts;
+    let (t, id, d) = (ts.u64s("time_ns"), ts.u64s("flow_id"), ts.u64s("delivered_bytes"));
+    let at = |f: u64, when: Time| (0..t.len()).find(|&i| id[i] == f && t[i] >= when).map(|i| d[i]).unwrap();
+    (0..n as u64).map(|f| (at(f, t1) - at(f, t0)) as f64 * 8.0 / ((t1 - t0) as f64 / 1e9)).collect()
+}
+
+fn median_backlog_bytes(out: &RunOutput, t0: Time, t1: Time) -> u64 {
+    let q = &out.queue_ts;
+    let (t, b, link) = (q.u64s("time_ns"), q.u64s("backlog_bytes"), strings(q, "link"));
+    let mut v: Vec<u64> = (0..t.len()).filter(|&i| link[i] == "bottleneck" && t[i] >= t0 && t[i] <= t1).map(|i| b[i]).collect();
+    v.sort_unstable();
+    v[v.len() / 2]
+}
+
+/// Four elephants join 2 s apart on a 100 Mbit/s, 20 ms dumbbell with NCF's switch
+/// and a 2-BDP buffer (the staggered pattern of `ncf/staggered-4flows`, compressed).
+fn staggered(cca: &str) -> (f64, u64, f64) {
+    let mut cfg = dumbbell(100, &[20], 2.0);
+    with_ncf_switch(&mut cfg);
+    cfg.duration_ns = secs(14);
+    cfg.flows = (0..4).map(|i| flow(0, cca, secs(2 * i))).collect();
+    let out = run(&cfg);
+    let (t0, t1) = (secs(8), secs(14));
+    let rates = rates_between(&out, 4, t0, t1);
+    let util = rates.iter().sum::<f64>() / 100e6;
+    (jain(&rates), median_backlog_bytes(&out, t0, t1), util)
+}
+
+#[test]
+fn staggered_ncf_elephants_are_fairer_with_a_smaller_queue_than_cubic() {
+    let (j_ncf, q_ncf, u_ncf) = staggered("ncf");
+    let (j_cubic, q_cubic, u_cubic) = staggered("cubic");
+    println!("ncf: jain {j_ncf:.4} median queue {q_ncf} B util {u_ncf:.3}; cubic: jain {j_cubic:.4} queue {q_cubic} B util {u_cubic:.3}");
+    assert!(j_ncf > j_cubic, "Jain: ncf {j_ncf} vs cubic {j_cubic}");
+    assert!(j_ncf > 0.95, "ncf Jain {j_ncf}");
+    assert!(q_ncf < q_cubic, "median queue: ncf {q_ncf} B vs cubic {q_cubic} B");
+    assert!(u_ncf > 0.9, "ncf keeps the link busy: {u_ncf}");
+}
+
+// ---------------------------------------------------------------------------
+// Mice: short flows arriving open-loop while elephants run
+// ---------------------------------------------------------------------------
+
+/// `n` CUBIC mice of `size` bytes from sender 1, one every `gap` from `from`.
+fn mice(n: u64, size: u64, from: Time, gap: Time) -> Vec<ccsim::config::FlowConfig> {
+    (0..n)
+        .map(|i| {
+            let mut m = flow(1, "cubic", from + i * gap);
+            m.group = "mice".into();
+            m.size_bytes = Some(size);
+            m.start_jitter_ns = 0;
+            m
+        })
+        .collect()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median FCT (s) of the mice (flows after the first `elephants`), all completed.
+fn mice_fct(out: &RunOutput, elephants: usize) -> f64 {
+    let f = &out.flows;
+    let fct = f.i64s("fct_ns");
+    assert!(fct[elephants..].iter().all(|&x| x > 0), "every mouse completes");
+    median(fct[elephants..].iter().map(|&x| x as f64 / 1e9).collect())
+}
+
+#[test]
+fn mice_finish_sooner_in_their_own_queue_than_behind_elephants_in_one_fifo() {
+    // Two CUBIC elephants fill a 2-BDP buffer on 100 Mbit/s × 20 ms; 100 mice of
+    // 15 KB arrive one every 50 ms.
+    let fct = |switch: bool| {
+        let mut cfg = dumbbell(100, &[20, 20], 2.0);
+        if switch {
+            with_ncf_switch(&mut cfg);
+        }
+        cfg.duration_ns = secs(10);
+        cfg.flows = vec![flow(0, "cubic", 0), flow(0, "cubic", 0)];
+        cfg.flows.extend(mice(100, 15_000, secs(3), ms(50)));
+        mice_fct(&run(&cfg), 2)
+    };
+    let (fifo, ncf) = (fct(false), fct(true));
+    println!("median mouse FCT: one FIFO {fifo:.4} s, NCF's separate queue {ncf:.4} s");
+    assert!(ncf < 0.5 * fifo, "NCF {ncf} s vs FIFO {fifo} s");
+}

@@ -1,0 +1,108 @@
+"""NCF (docs/ncf.md, issue 11): the ``ncf`` qdisc in the spec, the shipped
+``specs/ncf/`` scenarios, and telemetry end to end through the engine."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+import ccbench
+from ccbench.spec import Experiment, SpecError, load_spec
+
+NCF_DIR = Path(__file__).resolve().parent.parent / "specs" / "ncf"
+NCF_SPECS = sorted(NCF_DIR.glob("*.toml"))
+SWEEP = NCF_DIR / "sweeps" / "staggered-delay-sweep.toml"
+
+
+def test_ncf_specs_are_shipped_for_the_expressible_scenarios():
+    assert {p.stem for p in NCF_SPECS} >= {
+        "staggered-4flows", "rtt-fairness-shallow", "rtt-fairness-deep", "inter-cca", "mice-flood",
+    }  # fmt: skip
+
+
+def test_the_delay_sweep_expands_to_every_cca_rtt_and_interval():
+    from ccbench.sweeps import expand, load_sweep
+
+    plan = expand(load_sweep(SWEEP))
+    assert len(plan.runs) == 4 * 4 * 2 and not plan.invalid
+
+
+@pytest.mark.parametrize("path", NCF_SPECS, ids=lambda p: p.name)
+def test_every_ncf_spec_validates_with_the_switch_on_the_bottleneck(path):
+    cfg = load_spec(path).resolve()
+    q = cfg["topology"]["bottleneck"]["qdisc"]
+    assert q["kind"] == "ncf"
+    assert q["elephants"]["kind"] == "bfifo" and q["elephants"]["limit_bytes"] > 0
+
+
+def test_ncf_qdisc_resolves_with_documented_defaults(base_spec, ccas):
+    base_spec["bottleneck"].update(buffer="500KB", qdisc="ncf")
+    q = Experiment.from_dict(base_spec, ccas=ccas).resolve()["topology"]["bottleneck"]["qdisc"]
+    assert q == {
+        "kind": "ncf",
+        "mice": {"kind": "bfifo", "limit_bytes": 500_000},
+        "elephants": {"kind": "bfifo", "limit_bytes": 500_000},
+        "elephant_threshold_bytes": 100_000,
+        "idle_timeout_ns": 200_000_000,
+        "feedback_threshold_bytes": 30_000,
+        "feedback_interval_ns": 1_000_000,
+    }
+    base_spec["bottleneck"]["qdisc"] = {"kind": "ncf", "mice_limit": "100pkt", "feedback_interval": "5ms"}
+    q = Experiment.from_dict(base_spec, ccas=ccas).resolve()["topology"]["bottleneck"]["qdisc"]
+    assert q["mice"]["limit_bytes"] == 150_000 and q["feedback_interval_ns"] == 5_000_000
+
+
+@pytest.mark.parametrize(
+    ("qdisc", "fragment"),
+    [
+        ({"kind": "ncf", "feedback_interval": "0s"}, "bottleneck.qdisc.feedback_interval: must be > 0"),
+        ({"kind": "ncf", "idle_timeout": "0s"}, "bottleneck.qdisc.idle_timeout: must be > 0"),
+        ({"kind": "ncf", "elephant_threshold": "0B"}, "bottleneck.qdisc.elephant_threshold"),
+        ({"kind": "ncf", "telemetry": 1}, "allowed keys here: kind, limit, mice_limit"),
+    ],
+)
+def test_bad_ncf_parameters_name_the_field(base_spec, ccas, qdisc, fragment):
+    base_spec["bottleneck"]["qdisc"] = qdisc
+    with pytest.raises(SpecError) as e:
+        Experiment.from_dict(base_spec, ccas=ccas).resolve()
+    assert fragment in str(e.value)
+
+
+def _short(path: Path, duration: str) -> dict:
+    d = copy.deepcopy(load_spec(path).to_dict())
+    d["experiment"].update(duration=duration, warmup="0s")
+    return d
+
+
+@pytest.mark.engine
+def test_every_ncf_spec_runs_on_the_engine():
+    for path in NCF_SPECS:
+        d = _short(path, "1s")
+        for f in d["flows"]:
+            f.update(start="0s", start_jitter="0s", count=min(f.get("count", 1), 20))
+        res = ccbench.run(d)
+        assert len(res.flows) == sum(f.get("count", 1) for f in d["flows"]), path.name
+
+
+@pytest.mark.engine
+def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
+    d = _short(NCF_SPECS[[p.stem for p in NCF_SPECS].index("staggered-4flows")], "3s")
+    d["flows"] = [
+        {"name": "e1", "sender": "s", "cca": "ncf"},
+        {"name": "e2", "sender": "s", "cca": "cubic", "start": "200ms"},
+    ]
+    res = ccbench.run(d)
+    stats = res.manifest["stats"]
+    ev = res.events
+    fb = ev[ev["kind"] == "feedback"]
+    assert len(fb) > 0 and stats["feedback_pkts_delivered"] == len(fb)
+    assert stats["feedback_pkts_sent"] >= stats["feedback_pkts_delivered"] + stats["feedback_pkts_dropped"]
+    delay = fb["time_ns"] - fb["value"]
+    # The switch-to-sender path is the reverse access link: half of the 20 ms RTT.
+    assert (delay >= 10_000_000).all() and (delay < 11_000_000).all(), delay.describe()
+    assert set(fb["link"]) == {"bottleneck"} and fb["value2"].between(1, 2).all()
+    # The NCF flow's traces carry the fair share of its latest telemetry.
+    ts = res.flow_ts
+    assert ts[ts["flow_id"] == 0]["cc_bw_bps"].dropna().between(100e6, 200e6).all()
