@@ -106,3 +106,10 @@ def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
     # The NCF flow's traces carry the fair share of its latest telemetry.
     ts = res.flow_ts
     assert ts[ts["flow_id"] == 0]["cc_bw_bps"].dropna().between(100e6, 200e6).all()
+
+
+def test_profiling_ncf_puts_its_switch_on_every_bottleneck():
+    from ccbench.profile.recipe import experiments
+
+    assert all(e.sweep["base"]["bottleneck"]["qdisc"] == "ncf" for e in experiments("ncf", ["bbr1"]))
+    assert not any("qdisc" in e.sweep["base"]["bottleneck"] for e in experiments("cubic", []))

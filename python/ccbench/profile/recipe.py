@@ -66,6 +66,10 @@ class Experiment:
     sweep: dict[str, Any]  # {"sweep": {...}, "base": {...}}
 
 
+#: CCAs that only work with a network element on the bottleneck: its qdisc.
+BOTTLENECK_QDISC_OF = {"ncf": "ncf"}
+
+
 def _base(s: Scale, backend: str, flows: list[dict[str, Any]], senders: list[dict[str, Any]] | None = None) -> dict:
     return {
         "experiment": {
@@ -171,4 +175,9 @@ def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "s
         wl = _base(s, backend, [dict(x)])
         wl["workloads"] = [{"distribution": "mawi", "cca": cca, "load": 0.6, "seed": 1, **extra}]
         add(eid, "Q3", title, "grid", _sweep(eid, s, wl, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))
+    # A network-assisted CCA is profiled with the network element it needs on every
+    # bottleneck (competitors run through it too, as in its study): docs/ncf.md.
+    if cca in BOTTLENECK_QDISC_OF:
+        for e in out:
+            e.sweep["base"]["bottleneck"]["qdisc"] = BOTTLENECK_QDISC_OF[cca]
     return [copy.deepcopy(e) for e in out]
