@@ -19,7 +19,7 @@ fn run(cfg: &ExperimentConfig) -> RunOutput {
 
 /// Put NCF's switch on the bottleneck: both queues drop-tail at the configured buffer.
 fn with_ncf_switch(cfg: &mut ExperimentConfig) {
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     let fifo = d.bottleneck.qdisc.clone();
     d.bottleneck.qdisc = QdiscConfig::Ncf(NcfConfig::with_queues(fifo.clone(), fifo));
 }
@@ -45,7 +45,7 @@ fn telemetry_reaches_the_sender_after_the_switch_to_sender_delay_within_its_rate
     // way. The switch sits at the bottleneck's input, so its telemetry needs the
     // reverse access link only: 15 ms (+ 0.5 µs serialization), not 40 ms.
     let mut cfg = dumbbell(100, &[40], 1.0);
-    let TopologyConfig::Dumbbell(d) = &mut cfg.topology;
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
     d.bottleneck.delay_ns = ms(5);
     set_host(&mut cfg, ccsim::host::HostConfig::ideal());
     with_ncf_switch(&mut cfg);
