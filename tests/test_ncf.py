@@ -19,6 +19,7 @@ SWEEP = NCF_DIR / "sweeps" / "staggered-delay-sweep.toml"
 def test_ncf_specs_are_shipped_for_the_expressible_scenarios():
     assert {p.stem for p in NCF_SPECS} >= {
         "staggered-4flows", "rtt-fairness-shallow", "rtt-fairness-deep", "inter-cca", "mice-flood",
+        "parking-lot-elephants",
     }  # fmt: skip
 
 
@@ -32,9 +33,19 @@ def test_the_delay_sweep_expands_to_every_cca_rtt_and_interval():
 @pytest.mark.parametrize("path", NCF_SPECS, ids=lambda p: p.name)
 def test_every_ncf_spec_validates_with_the_switch_on_the_bottleneck(path):
     cfg = load_spec(path).resolve()
-    q = cfg["topology"]["bottleneck"]["qdisc"]
-    assert q["kind"] == "ncf"
-    assert q["elephants"]["kind"] == "bfifo" and q["elephants"]["limit_bytes"] > 0
+    switches = [q for q in _qdiscs(cfg["topology"]) if q["kind"] == "ncf"]
+    assert switches, path.name
+    assert all(q["elephants"]["kind"] == "bfifo" and q["elephants"]["limit_bytes"] > 0 for q in switches)
+
+
+def _qdiscs(node: object) -> list[dict]:
+    """Every qdisc in a resolved topology (dumbbell, parking lot or graph)."""
+    if isinstance(node, dict):
+        own = [node["qdisc"]] if isinstance(node.get("qdisc"), dict) else []
+        return own + [q for k, v in node.items() if k != "qdisc" for q in _qdiscs(v)]
+    if isinstance(node, list):
+        return [q for v in node for q in _qdiscs(v)]
+    return []
 
 
 def test_ncf_qdisc_resolves_with_documented_defaults(base_spec, ccas):
