@@ -122,5 +122,8 @@ def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
 def test_profiling_ncf_puts_its_switch_on_every_bottleneck():
     from ccbench.profile.recipe import experiments
 
-    assert all(e.sweep["base"]["bottleneck"]["qdisc"] == "ncf" for e in experiments("ncf", ["bbr1"]))
-    assert not any("qdisc" in e.sweep["base"]["bottleneck"] for e in experiments("cubic", []))
+    for e in experiments("ncf", ["bbr1"]):
+        base = e.sweep["base"]
+        links = [base["bottleneck"]] if "bottleneck" in base else base["topology"]["hops"]
+        assert links and all(link["qdisc"] == "ncf" for link in links), e.id
+    assert not any("qdisc" in e.sweep["base"].get("bottleneck", {}) for e in experiments("cubic", []))

@@ -179,5 +179,8 @@ def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "s
     # bottleneck (competitors run through it too, as in its study): docs/ncf.md.
     if cca in BOTTLENECK_QDISC_OF:
         for e in out:
-            e.sweep["base"]["bottleneck"]["qdisc"] = BOTTLENECK_QDISC_OF[cca]
+            base = e.sweep["base"]
+            links = [base["bottleneck"]] if "bottleneck" in base else base.get("topology", {}).get("hops", [])
+            for link in links:
+                link["qdisc"] = BOTTLENECK_QDISC_OF[cca]
     return [copy.deepcopy(e) for e in out]
