@@ -63,6 +63,6 @@ test-python:
 test-slow:
 	$(PY) -m pytest -q -m slow
 
-## Speed benchmark against ns-3 (see docs/benchmarks.md).
+## Speed benchmark against ns-3 (see docs/benchmarks.md); writes its table into that file.
 bench:
-	PATH="$(dir $(PY)):$$PATH" bash benchmarks/run.sh
+	PATH="$(dir $(PY)):$$PATH" WRITE=docs/benchmarks.md bash benchmarks/run.sh bench-out a c reno100 reno1000 reno5000

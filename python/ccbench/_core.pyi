@@ -26,7 +26,7 @@ def run(
     python_ccas: dict[str, Callable[[str], Any]] | None = None,
 ) -> dict[str, Any]:
     """Run a resolved config; {"tables": {name: {column: _Column}}, "stats": {name: int},
-    "interrupted": bool}. Ctrl-C raises KeyboardInterrupt (or, with keep_partial, returns
+    "engine_cpu_s": float (CPU time of the simulating thread), "interrupted": bool}. Ctrl-C raises KeyboardInterrupt (or, with keep_partial, returns
     the tables so far with "interrupted": True); `progress(sim_ns, duration_ns, events)`
     is called every progress_interval_s; MemoryError when the recorded rows outgrow
     max_recorded_bytes. Raises ValueError for an invalid config, RuntimeError for an

@@ -151,11 +151,13 @@ fn run<'py>(
                 }
             })
         };
-        std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let cpu0 = thread_cpu_s();
+        let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
             ccsim::run_json_with_ccas(&text, &mut control, Some(&mut external))
-        }))
+        }));
+        (out, thread_cpu_s() - cpu0)
     };
-    let result = if factories.is_empty() { py.allow_threads(work) } else { work() };
+    let (result, engine_cpu_s) = if factories.is_empty() { py.allow_threads(work) } else { work() };
     if let Some(err) = failure.lock().ok().and_then(|mut f| f.take()) {
         return Err(err);
     }
@@ -213,8 +215,24 @@ fn run<'py>(
     let d = PyDict::new(py);
     d.set_item("tables", tables)?;
     d.set_item("stats", stats)?;
+    d.set_item("engine_cpu_s", engine_cpu_s)?;
     d.set_item("interrupted", out.interrupted)?;
     Ok(d)
+}
+
+/// CPU seconds used so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`): the
+/// engine runs on the caller's thread, so the difference around a run is that run's
+/// own CPU time, not inflated by other threads of the process (parallel runs, the
+/// Python side).
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant Linux and
+    // macOS both provide.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 #[pymodule]

@@ -352,16 +352,13 @@ impl<'a> World<'a> {
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
             Event::TxDone(l) => {
-                let (arrival, next) = self.links[l as usize].on_tx_done(now);
-                if let Some(t) = arrival {
-                    self.q.schedule(t, Event::Arrival(l));
-                }
-                self.schedule_link(l, next);
+                let wake = self.links[l as usize].on_tx_done(now);
+                self.schedule_link(l, wake);
                 self.collect_queue_report(now, l);
             }
             Event::LinkPoll(l) => {
-                let next = self.links[l as usize].on_poll(now);
-                self.schedule_link(l, next);
+                let wake = self.links[l as usize].on_poll(now);
+                self.schedule_link(l, wake);
                 self.collect_queue_report(now, l);
             }
             Event::Arrival(l) => {
@@ -528,11 +525,16 @@ impl<'a> World<'a> {
         self.collect_queue_report(now, l);
     }
 
-    fn schedule_link(&mut self, l: LinkId, wake: LinkWake) {
+    /// Schedule what a link operation asked for: its transmit completion or shaper
+    /// poll, and the arrival of its delay line's head.
+    fn schedule_link(&mut self, l: LinkId, (wake, arrival): (LinkWake, Option<Time>)) {
         match wake {
             LinkWake::TxDone(t) => self.q.schedule(t, Event::TxDone(l)),
             LinkWake::Poll(t) => self.q.schedule(t, Event::LinkPoll(l)),
             LinkWake::None => {}
+        }
+        if let Some(t) = arrival {
+            self.q.schedule(t, Event::Arrival(l));
         }
     }
 
@@ -738,7 +740,12 @@ impl<'a> World<'a> {
             flows: cols.finish(),
             flow_ts: self.flow_ts.finish(),
             queue_ts: self.queue_ts.finish(),
-            links: links_table(&self.links),
+            links: {
+                for l in &mut self.links {
+                    l.close(duration);
+                }
+                links_table(&self.links)
+            },
             sojourn: {
                 for l in self.links.iter_mut().filter(|l| l.recorded) {
                     self.sojourn.extend(&l.name, &mut l.queue.sojourn_samples);

@@ -1,10 +1,14 @@
 //! A unidirectional link: queue discipline → transmitter → propagation delay line.
 //!
 //! The transmitter serializes one packet at a time at the link's current rate,
-//! carrying the sub-nanosecond remainder so long runs do not drift. The delay line
-//! is a FIFO of (arrival time, packet); the link schedules only its head-of-line
-//! events (one transmit completion, one arrival), so the event queue does not grow
-//! with the number of packets in flight.
+//! carrying the sub-nanosecond remainder so long runs do not drift. A packet goes onto
+//! the delay line, a FIFO of (arrival time, packet), the moment its transmission
+//! starts: the delay is constant, so arrival order is transmission order. The link
+//! holds at most one pending event of each kind: the head-of-line arrival, and a
+//! transmit completion only while packets wait in the queue (a packet that finds
+//! the link idle costs no completion event: the transmitter is just busy until a
+//! known time). So the event queue holds O(links), not O(packets in flight), and a
+//! packet crossing a link that never queues costs one event (its arrival).
 
 use std::collections::VecDeque;
 
@@ -26,8 +30,12 @@ pub struct Link {
     pub queue: Queue,
     /// Rate changes (time, new rate), in increasing time order; the event loop applies them.
     pub rate_schedule: Vec<(Time, Bps)>,
-    /// Packet being serialized, if any.
-    in_tx: Option<Packet>,
+    /// The transmitter is busy serializing a packet until this time.
+    busy_until: Time,
+    /// Wire bytes of the packet being serialized (while `busy_until` is ahead).
+    in_tx_bytes: u32,
+    /// A transmit completion event is pending (only while packets wait).
+    tx_wake_pending: bool,
     remainder: u64,
     line: VecDeque<(Time, Packet)>,
     /// Data packets currently on this link (queued, in transmission or propagating).
@@ -36,7 +44,8 @@ pub struct Link {
     pub recorded: bool,
     /// tc-like accounting: the packet in service counts toward the qdisc limit.
     pub limit_includes_head: bool,
-    /// Packets and bytes that finished serialization (the link's byte counters).
+    /// Packets and bytes whose serialization started (the link's byte counters;
+    /// [`Link::close`] takes back a packet still being serialized at the end).
     pub tx_pkts: u64,
     pub tx_bytes: u64,
     /// The queue's counters at the warm-up (zero until then), for window counts.
@@ -64,7 +73,9 @@ impl Link {
             loss: LossModel::new(loss, loss_rng),
             queue,
             rate_schedule: Vec::new(),
-            in_tx: None,
+            busy_until: 0,
+            in_tx_bytes: 0,
+            tx_wake_pending: false,
             remainder: 0,
             line: VecDeque::new(),
             data_in_link: 0,
@@ -77,71 +88,89 @@ impl Link {
         }
     }
 
+    /// The transmitter is serializing a packet, or finished one at `now` and its
+    /// pending completion event will start the next (the queue is not ours to take).
+    fn busy(&self, now: Time) -> bool {
+        self.busy_until > now || self.tx_wake_pending
+    }
+
     /// Offer a packet to the link. Drops (random loss, the qdisc's) land in
-    /// `queue.report`, which the world collects; returns what to schedule.
-    pub fn enqueue(&mut self, p: Packet, now: Time) -> LinkWake {
+    /// `queue.report`, which the world collects. Returns what to schedule, and the
+    /// arrival time of the delay line's head if it must be scheduled (the line was
+    /// empty and the packet went straight onto it).
+    pub fn enqueue(&mut self, p: Packet, now: Time) -> (LinkWake, Option<Time>) {
         if p.is_data() {
             self.data_in_link += 1;
         }
         if self.loss.lose() {
             self.queue.drop_external(p, DropReason::RandomLoss);
-            return LinkWake::None;
+            return (LinkWake::None, None);
         }
-        if self.limit_includes_head {
-            if let Some(head) = &self.in_tx {
-                if !self.queue.admits_with(&p, 1, head.wire_bytes as u64) {
-                    self.queue.drop_external(p, DropReason::TailDrop);
-                    return LinkWake::None;
-                }
-            }
+        let busy = self.busy(now);
+        if self.limit_includes_head && busy && !self.queue.admits_with(&p, 1, self.in_tx_bytes as u64) {
+            self.queue.drop_external(p, DropReason::TailDrop);
+            return (LinkWake::None, None);
         }
         self.queue.enqueue(p, now);
-        if self.in_tx.is_none() {
+        if !busy {
             return self.start_next(now);
         }
-        LinkWake::None
+        if !self.tx_wake_pending && self.queue.backlog_pkts() > 0 {
+            self.tx_wake_pending = true;
+            return (LinkWake::TxDone(self.busy_until), None);
+        }
+        (LinkWake::None, None)
     }
 
-    fn start_next(&mut self, now: Time) -> LinkWake {
+    /// The transmitter is free at `now`: take the next packet from the queue, start
+    /// serializing it and put it on the delay line.
+    fn start_next(&mut self, now: Time) -> (LinkWake, Option<Time>) {
         match self.queue.dequeue(now) {
             Some(p) => {
                 let (ns, rem) = serialization(p.wire_bytes as u64, self.rate_bps, self.remainder);
                 self.remainder = rem;
-                self.in_tx = Some(p);
-                LinkWake::TxDone(now + ns)
+                self.busy_until = now + ns;
+                self.in_tx_bytes = p.wire_bytes;
+                self.tx_pkts += 1;
+                self.tx_bytes += p.wire_bytes as u64;
+                let arrival = self.busy_until + self.delay;
+                let was_empty = self.line.is_empty();
+                self.line.push_back((arrival, p));
+                let wake = if self.queue.backlog_pkts() > 0 {
+                    self.tx_wake_pending = true;
+                    LinkWake::TxDone(self.busy_until)
+                } else {
+                    LinkWake::None
+                };
+                (wake, was_empty.then_some(arrival))
             }
             None => match self.queue.next_ready(now) {
                 Some(t) if self.poll_at.is_none_or(|p| p > t) => {
                     self.poll_at = Some(t);
-                    LinkWake::Poll(t)
+                    (LinkWake::Poll(t), None)
                 }
-                _ => LinkWake::None,
+                _ => (LinkWake::None, None),
             },
         }
     }
 
     /// A scheduled poll of a shaping queue: start transmitting if idle.
-    pub fn on_poll(&mut self, now: Time) -> LinkWake {
+    pub fn on_poll(&mut self, now: Time) -> (LinkWake, Option<Time>) {
         if self.poll_at == Some(now) {
             self.poll_at = None;
         }
-        if self.in_tx.is_none() {
+        if !self.busy(now) && !self.tx_wake_pending {
             return self.start_next(now);
         }
-        LinkWake::None
+        (LinkWake::None, None)
     }
 
-    /// The transmitter finished: move the packet onto the delay line. Returns
-    /// (arrival time to schedule if the line was empty, next transmit completion).
-    pub fn on_tx_done(&mut self, now: Time) -> (Option<Time>, LinkWake) {
-        let p = self.in_tx.take().expect("tx done without a packet in transmission");
-        self.tx_pkts += 1;
-        self.tx_bytes += p.wire_bytes as u64;
-        let arrival = now + self.delay;
-        let was_empty = self.line.is_empty();
-        self.line.push_back((arrival, p));
-        let next = self.start_next(now);
-        (if was_empty { Some(arrival) } else { None }, next)
+    /// The transmitter finished while packets wait: start the next one. Returns what
+    /// to schedule and the delay line's head arrival if it must be scheduled.
+    pub fn on_tx_done(&mut self, now: Time) -> (LinkWake, Option<Time>) {
+        debug_assert!(self.tx_wake_pending && self.busy_until == now);
+        self.tx_wake_pending = false;
+        self.start_next(now)
     }
 
     /// The head of the delay line arrived at the far end. Returns the packet and the
@@ -152,6 +181,16 @@ impl Link {
             self.data_in_link -= 1;
         }
         (p, self.line.front().map(|(t, _)| *t))
+    }
+
+    /// The run ends at `end`: a packet still being serialized then has not been
+    /// transmitted, so it leaves the byte counters.
+    pub fn close(&mut self, end: Time) {
+        // Completions at `end` itself are not processed (the run stops before them).
+        if self.tx_pkts > 0 && self.busy_until >= end {
+            self.tx_pkts -= 1;
+            self.tx_bytes -= self.in_tx_bytes as u64;
+        }
     }
 
     /// Apply a rate change; takes effect from the next packet serialized.
