@@ -27,7 +27,7 @@ def run(binary: str, config: str) -> tuple[float, dict[str, int]]:
 
 def main() -> None:
     a, b, n, configs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-    print("| config | build | CPU s (median of %d) | events | events per delivered pkt | delivered pkts | pkts per CPU-s |" % n)
+    print(f"| config | build | CPU s (median of {n}) | events | events per delivered pkt | delivered pkts | pkts per CPU-s |")
     print("|---|---|---|---|---|---|---|")
     for c in configs:
         cpus: dict[str, list[float]] = {a: [], b: []}

@@ -149,7 +149,7 @@ def fake_run(config: dict[str, Any], goodput_bps: list[float] | None = None, **_
         "data_pkts_in_network": 0,
         "sim_time_ns": dur,
     }
-    return {"tables": {"flows": flows_t, "flow_ts": flow_ts, "queue_ts": queue_ts, "events": events}, "stats": stats}
+    return {"tables": {"flows": flows_t, "flow_ts": flow_ts, "queue_ts": queue_ts, "events": events}, "stats": stats, "engine_cpu_s": 0.0}
 
 
 def assert_tables_equal(a, b, name: str = "") -> None:
