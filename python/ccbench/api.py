@@ -191,8 +191,13 @@ def list_ccas() -> list[dict[str, Any]]:
 
 
 def describe_cca(name: str) -> dict[str, Any]:
-    """One CCA as :func:`list_ccas` describes it; ``ValueError`` naming the known
-    CCAs if ``name`` is not one of them."""
+    """One CCA as :func:`list_ccas` describes it (a ``python:`` name: its class's
+    docstring and constructor parameters); ``ValueError`` naming the known CCAs if
+    ``name`` is not one of them."""
+    from . import pycca
+
+    if pycca.is_python_cca(name):
+        return pycca.describe(name)
     cat = engine.CcaCatalog.from_engine()
     info = cat.get(name)
     if info is None:

@@ -338,7 +338,8 @@ def list_group(ctx: click.Context) -> None:
 
 
 @list_group.command("ccas")
-def list_ccas_cmd() -> None:
+@click.option("--markdown", is_flag=True, help="print docs/ccas.md: every CCA with its parameters")
+def list_ccas_cmd(markdown: bool = False) -> None:
     """The congestion control algorithms: name, family, reference (one line each).
 
     `ccbench describe CCA` shows one with its parameters and defaults."""
@@ -348,6 +349,11 @@ def list_ccas_cmd() -> None:
 
     with _user_errors():
         ccas = api.list_ccas()
+    if markdown:
+        from .cca_table import markdown as table
+
+        click.echo(table(ccas), nl=False)
+        return
     # Plain aligned lines, one per CCA, cut at the terminal width (never wrapped).
     w_name = max((len(c["name"]) for c in ccas), default=4)
     w_family = max((len(c["family"]) for c in ccas), default=6)

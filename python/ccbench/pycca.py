@@ -49,6 +49,7 @@ __all__ = [
     "Cca",
     "PythonCcaError",
     "cong_avoid_ai",
+    "describe",
     "factories",
     "is_python_cca",
     "name_of",
@@ -247,6 +248,25 @@ def check_params(name: str, params: Mapping[str, Any]) -> None:
         inspect.signature(cls).bind(**params)
     except TypeError as e:
         raise ValueError(f"parameters {dict(params)!r} do not fit {cls.__qualname__}{inspect.signature(cls)}: {e}") from None
+
+
+def describe(name: str) -> dict[str, Any]:
+    """``ccbench describe`` of a Python CCA: its docstring and constructor parameters."""
+    cls = resolve(name)
+    doc = inspect.getdoc(cls) or ""
+    params = [
+        {"name": p.name, "default": None if p.default is inspect.Parameter.empty else p.default, "doc": ""}
+        for p in inspect.signature(cls).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    ]
+    return {
+        "name": name,
+        "family": "python",
+        "family_doc": "a user CCA written in Python (docs/python-cca.md)",
+        "summary": doc.split("\n\n")[0].replace("\n", " "),
+        "reference": f"{cls.__module__}.{cls.__qualname__}",
+        "params": params,
+    }
 
 
 def factories(flows: Iterable[Mapping[str, Any]]) -> dict[str, Callable[[str], Cca]]:

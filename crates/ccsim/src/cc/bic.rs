@@ -236,22 +236,18 @@ mod tests {
     use crate::cc::testing::TimelineHarness;
 
     fn bic(cwnd: u32) -> TimelineHarness {
-        let mut h = TimelineHarness::new(Box::new(Bic::new(Params::default())), 1448, cwnd).with_rtt(ms(50));
-        h.tp_mut().ssthresh = cwnd;
-        h
+        TimelineHarness::in_cong_avoid(Box::new(Bic::new(Params::default())), cwnd, ms(50))
     }
 
     #[test]
     fn ssthresh_is_beta_and_records_wmax() {
         // cwnd 1000 > low_window: ssthresh = 1000·819/1024 = 799 (floor of 799.8).
         let mut h = bic(1000);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 799);
         // Small window: Reno's half.
         let mut h = bic(10);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 5);
     }
 
@@ -261,8 +257,7 @@ mod tests {
         // at +16 per RTT (cnt = cwnd/16) until within 4·16 = 64; then each RTT
         // closes (W_max − cwnd)/4 of the gap: the step sizes shrink.
         let mut h = bic(1000);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         h.end_recovery();
         // The ACK that ends Recovery sets cwnd = ssthresh and, cwnd-limited, may
         // already run cong_avoid (`tcp_cong_control` after `tcp_fastretrans_alert`).

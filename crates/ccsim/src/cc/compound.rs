@@ -267,8 +267,7 @@ mod tests {
     fn loss_halves_the_total_window() {
         let mut h = ctcp(1000, None);
         h.run_rounds(3);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         // The total window (Reno part + delay part) halves: win·(1 − β), give or take
         // the packet the sender's loss processing moves cwnd by around the cut.
         let win = h.tp().prior_cwnd;

@@ -234,8 +234,7 @@ mod tests {
     fn a_loss_halves_the_window() {
         let p = Params { alpha_on_init: 0, ..Params::default() };
         let mut h = TimelineHarness::new(Box::new(Dctcp::new(p)), 1448, 100).with_rtt(ms(10));
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 50, "react_to_loss overrides the α-based ssthresh");
     }
 }

@@ -137,8 +137,7 @@ mod tests {
         let mut h = hs(20);
         h.run_rounds(3);
         assert_eq!(h.tp().cwnd, 23);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 12, "23 − (23·128 >> 8) = 23 − 11");
     }
 
@@ -160,8 +159,7 @@ mod tests {
         h.advance(ms(50));
         h.ack(1); // one cwnd-limited ACK in congestion avoidance selects the row for cwnd 1058
         assert_eq!(h.tp().cwnd, 1058);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 715);
     }
 }

@@ -327,9 +327,7 @@ mod tests {
     use crate::units::ms;
 
     fn harness(cca: BoxedCca, cwnd: u32, rtt_ms: u64) -> TimelineHarness {
-        let mut h = TimelineHarness::new(cca, 1448, cwnd).with_rtt(ms(rtt_ms));
-        h.tp_mut().ssthresh = cwnd;
-        h
+        TimelineHarness::in_cong_avoid(cca, cwnd, ms(rtt_ms))
     }
 
     #[test]
@@ -356,8 +354,7 @@ mod tests {
         // = 1 + 10250/1000 = 11 (the real-number law gives 11.25).
         let mut h = harness(Box::new(Htcp::new(Params::default())), 200, 100);
         h.run_rounds(2);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         h.end_recovery();
         let t0 = h.now();
         // Δ ≤ 1 s: +1 per RTT.

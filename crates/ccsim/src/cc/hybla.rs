@@ -174,9 +174,7 @@ mod tests {
     use crate::units::ms;
 
     fn harness(cca: BoxedCca, cwnd: u32, rtt_ms: u64) -> TimelineHarness {
-        let mut h = TimelineHarness::new(cca, 1448, cwnd).with_rtt(ms(rtt_ms));
-        h.tp_mut().ssthresh = cwnd;
-        h
+        TimelineHarness::in_cong_avoid(cca, cwnd, ms(rtt_ms))
     }
 
     #[test]

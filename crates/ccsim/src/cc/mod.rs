@@ -33,14 +33,17 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
+pub mod lp;
 pub mod ncf;
 pub mod registry;
 pub mod reno;
 pub mod scalable;
 pub mod testing;
 pub mod vegas;
+pub mod veno;
 pub mod vivace;
 pub mod westwood;
+pub mod yeah;
 
 use crate::sim::SimRng;
 use crate::units::Time;

@@ -93,9 +93,7 @@ mod tests {
     use crate::units::ms;
 
     fn scalable(cwnd: u32) -> TimelineHarness {
-        let mut h = TimelineHarness::new(Box::new(Scalable { p: Params::default() }), 1448, cwnd).with_rtt(ms(50));
-        h.tp_mut().ssthresh = cwnd;
-        h
+        TimelineHarness::in_cong_avoid(Box::new(Scalable { p: Params::default() }), cwnd, ms(50))
     }
 
     #[test]
@@ -120,8 +118,7 @@ mod tests {
     #[test]
     fn ssthresh_cuts_one_eighth() {
         let mut h = scalable(1000);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         // 1000 − 1000>>3 = 1000 − 125 = 875.
         assert_eq!(h.tp().ssthresh, 875);
         h.end_recovery();
@@ -131,8 +128,7 @@ mod tests {
     /// Rounds to regain the pre-loss window after one loss.
     fn recovery_rounds(w: u32) -> u32 {
         let mut h = scalable(w);
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         h.end_recovery();
         let mut rounds = 0;
         while h.tp().cwnd < w {

@@ -234,6 +234,21 @@ impl TimelineHarness {
         h
     }
 
+    /// `cca` in congestion avoidance at `cwnd` packets (ssthresh = cwnd) on a path
+    /// of round-trip time `rtt`: the start of most control-law tests.
+    pub fn in_cong_avoid(cca: BoxedCca, cwnd: u32, rtt: Time) -> Self {
+        let mut h = Self::new(cca, 1448, cwnd).with_rtt(rtt);
+        h.tp_mut().ssthresh = cwnd;
+        h
+    }
+
+    /// Fill the window and lose its first packet; returns the CCA's new ssthresh.
+    pub fn loss_at_full_window(&mut self) -> u32 {
+        self.fill_window();
+        self.lose(1);
+        self.tp().ssthresh
+    }
+
     pub fn with_rtt(mut self, rtt: Time) -> Self {
         self.rtt = rtt;
         self

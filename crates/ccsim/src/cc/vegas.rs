@@ -238,8 +238,7 @@ mod tests {
     fn a_loss_halves_as_reno() {
         let mut h = vegas(40);
         h.tp_mut().ssthresh = 40;
-        h.fill_window();
-        h.lose(1);
+        h.loss_at_full_window();
         assert_eq!(h.tp().ssthresh, 20);
     }
 }
