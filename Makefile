@@ -61,6 +61,7 @@ test-python:
 
 ## Long studies, on demand.
 test-slow:
+	PROPTEST_CASES=1000 cargo test --release -p ccsim --test cc_properties
 	$(PY) -m pytest -q -m slow
 
 ## Speed benchmark against ns-3 (see docs/benchmarks.md); writes its table into that file.

@@ -22,7 +22,8 @@
 //! * `metrics().state` is a non-empty name.
 //!
 //! `CCSIM_CCA=cubic,bbr1 cargo test --test cc_properties` restricts the run to
-//! those registry names while working on one algorithm (default: all of them).
+//! those registry names while working on one algorithm (default: all of them);
+//! `PROPTEST_CASES=N` sets the number of cases (default 64; `make test-slow`: 1000).
 
 use ccsim::cc::testing::TimelineHarness;
 use ccsim::cc::{CcaInfo, REGISTRY};
@@ -184,8 +185,15 @@ fn run(info: &CcaInfo, p: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Cases per run: `PROPTEST_CASES`, else 64.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    // 64 cases in the fast suite (× every CCA, in a debug build); `make test-slow`
+    // runs 1000 in release. PROPTEST_CASES overrides either.
+    #![proptest_config(ProptestConfig { cases: cases(), ..ProptestConfig::default() })]
 
     #[test]
     fn every_registered_cca_keeps_its_invariants(p in path(), ops in vec(op(), 1..40)) {
