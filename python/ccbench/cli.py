@@ -273,6 +273,13 @@ def _print_summary(result: Any, target: Path) -> None:
                 escape(g), str(len(df)), _mbit(float(df["goodput_bps"].mean())), _num(float(jg.get(g, float("nan"))))
             )
     console.print(t)
+    if "fct_by_size" in s:
+        ft = Table(title="FCT slowdown (oFCT / eFCT) by flow size")
+        for col in ("size", "flows", "completed", "median", "mean", "p99"):
+            ft.add_column(col, justify="left" if col == "size" else "right")
+        for r in s["fct_by_size"].itertuples(index=False):
+            ft.add_row(escape(str(r.bucket)), str(r.flows), str(r.completed), _num(r.median), _num(r.mean), _num(r.p99))
+        console.print(ft)
     lines = [
         ("total goodput", f"{_mbit(s['goodput_bps'])} Mbit/s"),
         ("Jain's index (all flows)", _num(s["jain"])),

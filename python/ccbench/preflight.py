@@ -177,10 +177,20 @@ class Preflight:
         return (self.needs_force if force else []) + self.warnings
 
 
+def _sampled_rows(exp: Experiment, f: Any, samples: int, rate_bps: int) -> int:
+    """``flow_ts`` rows of one flow group: a bulk or fixed flow may run the whole time;
+    a finite flow arriving over time runs about its transfer time plus a few RTTs."""
+    n = f.expected_count(exp.experiment.duration)
+    if not f.is_lazy() or not math.isfinite(f.mean_size_bytes()) or samples == 0:
+        return math.ceil(samples * n)
+    life_ns = 4 * max(s.rtt for s in exp.senders) + f.mean_size_bytes() * 8e9 / rate_bps
+    return math.ceil(n * min(samples, 1 + life_ns / exp.experiment.sample_interval))
+
+
 def estimate(exp: Experiment) -> Estimate:
     """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``."""
     e = exp.experiment
-    flows = sum(f.count for f in exp.flows)
+    flows = math.ceil(sum(f.expected_count(e.duration) for f in exp.flows))
     links = exp.links()
     # Data through the network is bounded by the sum of the links' highest rates.
     max_rate = sum(max([ln.spec.rate, *(c.rate for c in ln.spec.rate_schedule)]) for ln in links)
@@ -191,7 +201,7 @@ def estimate(exp: Experiment) -> Estimate:
     samples = (e.duration // e.sample_interval + 1) if e.sample_interval > 0 else 0
     rows = {
         "flows": flows,
-        "flow_ts": samples * flows,
+        "flow_ts": sum(_sampled_rows(exp, f, samples, max_rate) for f in exp.flows),
         "queue_ts": samples * RECORDED_LINKS * len(links),
         "events": flows * EVENT_ROWS_PER_FLOW + math.ceil(packets * EVENT_ROWS_PER_PACKET),
     }

@@ -61,8 +61,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "flow_id", "sender", "sender_name", "group", "cca", "start_ns", "stop_ns", "size_bytes",
         "base_rtt_ns", "mss", "delivered_bytes", "delivered_bytes_at_warmup", "completed", "fct_ns",
         "end_ns", "segs_sent", "segs_retrans", "segs_lost", "segs_delivered", "cwnd_reductions",
-        "rtos", "undos", "min_rtt_ns", "srtt_ns", "segs_sent_at_warmup", "segs_retrans_at_warmup",
-        "segs_delivered_at_warmup",
+        "rtos", "undos", "app_limited_samples", "min_rtt_ns", "srtt_ns", "segs_sent_at_warmup",
+        "segs_retrans_at_warmup", "segs_delivered_at_warmup",
     ),
     "flow_ts": (
         "time_ns", "flow_id", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ns", "min_rtt_ns",
@@ -90,8 +90,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 #: lack, are used when present and the summary says which window a figure covers.
 OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "flows": (
-        "segs_lost", "cwnd_reductions", "rtos", "undos", "segs_sent_at_warmup", "segs_retrans_at_warmup",
-        "segs_delivered_at_warmup",
+        "segs_lost", "cwnd_reductions", "rtos", "undos", "app_limited_samples", "segs_sent_at_warmup",
+        "segs_retrans_at_warmup", "segs_delivered_at_warmup",
     ),
     "flow_ts": (
         "ssthresh_pkts", "pacing_rate_bps", "inflight_pkts", "inflight_bytes", "lost_total", "ca_state",

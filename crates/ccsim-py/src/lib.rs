@@ -209,6 +209,7 @@ fn run<'py>(
         ("feedback_pkts_dropped", s.feedback_pkts_dropped),
         ("sim_time_ns", s.sim_time_ns),
         ("max_pending_events", s.max_pending_events),
+        ("max_concurrent_flows", s.max_concurrent_flows),
     ] {
         stats.set_item(k, v)?;
     }

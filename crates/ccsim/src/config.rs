@@ -17,6 +17,7 @@ pub use crate::qdisc::pie::PieConfig;
 pub use crate::qdisc::prio::{Classifier, PrioConfig};
 pub use crate::qdisc::red::RedConfig;
 pub use crate::qdisc::tbf::TbfConfig;
+pub use crate::traffic::{App, Arrival, CcaShare, EmpiricalDist, Interpolation, SenderShare};
 use crate::units::{Bps, Bytes, Time};
 
 /// Most flows one experiment may have (the front end allows the same).
@@ -27,6 +28,11 @@ pub const MAX_FLOWS: u64 = 1_000_000;
 pub struct ExperimentConfig {
     /// Experiment seed; every random stream is derived from it.
     pub seed: u64,
+    /// Seed of the workload (arrival times, flow sizes, CCA and sender draws); the
+    /// experiment seed when absent. The same workload seed gives the same flows
+    /// whatever the CCAs and the engine seed.
+    #[serde(default)]
+    pub workload_seed: Option<u64>,
     /// Simulated duration (ns).
     pub duration_ns: Time,
     /// Start of the measurement window (ns); summaries count delivery after it.
@@ -304,11 +310,34 @@ pub enum DelayPath {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
-    /// Number of identical flows this entry stands for (default 1). The engine expands
-    /// it ([`ExperimentConfig::expanded`]): flow ids are consecutive in list order, and
-    /// each flow draws from its own seeded streams, exactly as if listed one by one.
+    /// Number of flows this entry stands for (default 1). With a fixed arrival the
+    /// flows get consecutive ids in list order, and each draws from its own seeded
+    /// streams, exactly as if listed one by one; with another arrival process this is
+    /// the most flows that arrive (see [`crate::traffic`]), numbered after every fixed
+    /// flow in arrival order.
     #[serde(default = "default_count")]
     pub count: u64,
+    /// How the flows arrive (default: all at `start_ns`, plus jitter).
+    #[serde(default)]
+    pub arrival: Arrival,
+    /// Each flow's size drawn from this distribution (bytes) instead of `size_bytes`.
+    #[serde(default)]
+    pub size_dist: Option<EmpiricalDist>,
+    /// Each flow draws its CCA from this mix (`cca` is then only the group's label CCA).
+    #[serde(default)]
+    pub cca_mix: Vec<CcaShare>,
+    /// Each flow draws its sender (so its base RTT) from this mix instead of `sender`.
+    #[serde(default)]
+    pub sender_mix: Vec<SenderShare>,
+    /// What the application does (bulk by default; rate-limited, on/off).
+    #[serde(default)]
+    pub app: App,
+    /// Each flow opens its connection first: data starts one base RTT after the
+    /// flow arrives (its FCT counts from the arrival), as for the short connections
+    /// of a mice flood. Deviation: the SYN and SYN-ACK are not simulated as packets,
+    /// so the handshake takes the base RTT without queueing.
+    #[serde(default)]
+    pub handshake: bool,
     /// Index of the sender (into `topology.senders`).
     pub sender: usize,
     /// Group label from the spec (e.g. "cubic-flows"), for tables.
@@ -371,27 +400,16 @@ impl ExperimentConfig {
         &self.topology.senders()[i].host
     }
 
+    /// The seed of the workload draws (see [`ExperimentConfig::workload_seed`]).
+    pub fn workload_seed(&self) -> u64 {
+        self.workload_seed.unwrap_or(self.seed)
+    }
+
     /// Parse and check the configuration; the message names the offending field.
     pub fn from_json(text: &str) -> Result<Self, String> {
         let cfg: Self = serde_json::from_str(text).map_err(|e| format!("invalid engine config: {e}"))?;
         cfg.validate()?;
         Ok(cfg)
-    }
-
-    /// The configuration with every flow listed individually (`count` 1 each).
-    pub fn expanded(&self) -> Result<Self, String> {
-        let total = self.flows.iter().fold(0u64, |n, f| n.saturating_add(f.count));
-        if total > MAX_FLOWS {
-            return Err(format!("flows: {total} flows in total is too many (at most {MAX_FLOWS})"));
-        }
-        let mut flows = Vec::new();
-        flows.try_reserve_exact(total as usize).map_err(|_| format!("flows: not enough memory for {total} flows"))?;
-        for f in &self.flows {
-            for _ in 0..f.count {
-                flows.push(FlowConfig { count: 1, ..f.clone() });
-            }
-        }
-        Ok(Self { flows, ..self.clone() })
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -429,9 +447,13 @@ impl ExperimentConfig {
         if self.flows.is_empty() {
             return Err("flows: at least one flow is required".into());
         }
-        let total = self.flows.iter().fold(0u64, |n, f| n.saturating_add(f.count));
+        // Fixed groups are listed up front; a lazily arriving group stops at its count.
+        let total = self.flows.iter().filter(|f| !f.arrival.is_lazy()).fold(0u64, |n, f| n.saturating_add(f.count));
         if total > MAX_FLOWS {
             return Err(format!("flows: {total} flows in total is too many (at most {MAX_FLOWS})"));
+        }
+        if let Some(i) = self.flows.iter().position(|f| f.count > MAX_FLOWS) {
+            return Err(format!("flows[{i}].count: at most {MAX_FLOWS}"));
         }
         for (i, f) in self.flows.iter().enumerate() {
             if f.count == 0 {
@@ -456,6 +478,12 @@ impl ExperimentConfig {
             }
             if !crate::cc::registry::is_external(&f.cca) {
                 crate::cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
+            }
+            crate::traffic::validate(i, f)?;
+            for (k, s) in f.sender_mix.iter().enumerate() {
+                if s.sender >= senders.len() {
+                    return Err(format!("flows[{i}].sender_mix[{k}].sender: {} is not a sender index", s.sender));
+                }
             }
         }
         Ok(())

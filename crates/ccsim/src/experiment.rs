@@ -3,10 +3,17 @@
 //! duration, and returns the output tables and run statistics. The event loop knows
 //! only links and routes: a packet carries its route and hop, and on arrival moves
 //! on to the route's next link or to its endpoint.
+//!
+//! Flows come and go: a flow's TCP state exists from its start until it finishes
+//! (all data acknowledged, or stopped with nothing outstanding), then only its row
+//! of the flows table ([`FlowRow`]) remains. Fixed groups list their flows up front;
+//! other arrival processes ([`crate::traffic`]) keep one pending arrival per group.
 
 use rand::Rng;
 
 use crate::cc;
+use std::collections::BTreeSet;
+
 use crate::config::{ExperimentConfig, FlowConfig};
 use crate::host::{noise, Host, HostConfig};
 use crate::net::feedback::reverse_entry_hop;
@@ -16,10 +23,12 @@ use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, FlowPath, RouteTable};
+use crate::traffic::{App, GroupSource};
+use crate::trace::flows::{flows_table, FlowNames, FlowRow};
 use crate::trace::recorder::{EventsBuilder, FlowSample, FlowTsBuilder, QueueSample, QueueTsBuilder};
 use crate::trace::network::{links_table, SojournBuilder};
-use crate::trace::{Column, Interner, Table};
-use crate::units::Time;
+use crate::trace::Table;
+use crate::units::{ms, Time};
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
@@ -31,6 +40,10 @@ enum Event {
     ReceiverTimer(u32),
     FlowStart(u32),
     FlowStop(u32),
+    /// The next flow of a lazily arriving group (index into `flows` of the config).
+    GroupArrival(u32),
+    /// A rate-limited application writes what is due.
+    AppWrite(u32),
     RateChange(LinkId, u32),
     /// A host's NAPI poll: process the packets that reached it (see `host::napi`).
     HostPoll(u32),
@@ -38,14 +51,12 @@ enum Event {
     Warmup,
 }
 
+/// A flow while it runs: its TCP endpoints and wakeup bookkeeping.
 #[derive(Debug)]
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
-    path: FlowPath,
     ecn: bool,
-    start: Time,
-    started: bool,
     /// Times of this flow's sender / receiver wakeups still in the event queue.
     /// A new wakeup is scheduled only if none of these is at or before it (an
     /// early wakeup just re-evaluates), so each flow keeps O(1) pending events.
@@ -57,8 +68,22 @@ struct FlowRt {
     counters_at_warmup: SenderCounters,
     segs_delivered_at_warmup: u64,
     completion_recorded: bool,
-    finished_at: Option<Time>,
+    /// A rate-limited application: segments written so far.
+    app_segs: u64,
 }
+
+/// Every flow that arrived: where its packets go, its row, and its state while it runs.
+#[derive(Debug)]
+struct FlowSlot {
+    path: FlowPath,
+    row: FlowRow,
+    rt: Option<Box<FlowRt>>,
+}
+
+/// Interval of a rate-limited application's writes (iperf3's default
+/// `--pacing-timer` of 1 ms). Deviation: iperf3 writes whole 128 KB blocks whenever
+/// it is behind its average rate; this writes exactly what is due every tick.
+const APP_WRITE_TICK: Time = ms(1);
 
 /// Totals for invariant checks and the manifest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,6 +103,8 @@ pub struct RunStats {
     pub sim_time_ns: u64,
     /// Largest number of pending events at any time (scales with components).
     pub max_pending_events: u64,
+    /// Most flows running at once (what the engine's memory scales with).
+    pub max_concurrent_flows: u64,
 }
 
 /// Everything a run produces.
@@ -122,13 +149,23 @@ pub enum Control {
     Stop,
 }
 
-struct World<'a> {
+struct World<'a, 'e> {
     cfg: &'a ExperimentConfig,
+    /// Builds the `python:` CCAs when their flows start (the Python binding's).
+    external: Option<&'a mut cc::registry::ExternalCcas<'e>>,
+    /// A flow's CCA could not be built: the run stops and reports it.
+    error: Option<String>,
     q: EventQueue<Event>,
     links: Vec<Link>,
     routes: RouteTable,
     sender_names: Vec<String>,
-    flows: Vec<FlowRt>,
+    sender_paths: Vec<FlowPath>,
+    flows: Vec<FlowSlot>,
+    /// Ids of the flows running now (sampled in id order).
+    live: BTreeSet<u32>,
+    /// One source per flow entry, drawing arrivals, sizes, CCAs and senders.
+    sources: Vec<GroupSource>,
+    warmup_passed: bool,
     flow_ts: FlowTsBuilder,
     queue_ts: QueueTsBuilder,
     sojourn: SojournBuilder,
@@ -163,15 +200,11 @@ pub fn run_with_ccas(
     external: Option<&mut cc::registry::ExternalCcas<'_>>,
 ) -> Result<RunOutput, String> {
     cfg.validate()?;
-    let expanded;
-    let cfg = if cfg.flows.iter().any(|f| f.count != 1) {
-        expanded = cfg.expanded()?;
-        &expanded
-    } else {
-        cfg
-    };
     let mut world = World::build(cfg, external)?;
     let interrupted = world.run(control);
+    if let Some(e) = world.error.take() {
+        return Err(e);
+    }
     Ok(world.finish(interrupted))
 }
 
@@ -200,17 +233,29 @@ fn ack_wire_bytes(a: &Ack) -> u32 {
     HEADER_BYTES + if a.n_sack > 0 { 4 + 8 * a.n_sack as u32 } else { 0 }
 }
 
-impl<'a> World<'a> {
-    fn build(cfg: &'a ExperimentConfig, mut external: Option<&mut cc::registry::ExternalCcas<'_>>) -> Result<Self, String> {
-        let topology::Network { mut links, routes, paths, sender_names } = topology::build(cfg)?;
+impl<'a, 'e> World<'a, 'e> {
+    fn build(cfg: &'a ExperimentConfig, external: Option<&'a mut cc::registry::ExternalCcas<'e>>) -> Result<Self, String> {
+        let topology::Network { mut links, routes, sender_paths, sender_names } = topology::build(cfg)?;
         for l in links.iter_mut().filter(|l| l.recorded) {
             l.queue.sojourn_every = cfg.sojourn_sample_every;
         }
-        let mut flows = Vec::with_capacity(cfg.flows.len());
-        for ((i, f), path) in cfg.flows.iter().enumerate().zip(paths) {
-            let cca = cc::registry::build_for_flow(i, &f.cca, &f.cca_params, external.as_deref_mut())
-                .map_err(|e| format!("flows[{i}].cca: {e}"))?;
-            flows.push(Self::build_flow(cfg, i, f, path, cca)?);
+        let mut sources: Vec<GroupSource> =
+            cfg.flows.iter().enumerate().map(|(g, f)| GroupSource::new(cfg.workload_seed(), g, f)).collect();
+        // Fixed groups' flows first, in list order: ids 0.. as if listed one by one.
+        let fixed: u64 = cfg.flows.iter().filter(|f| !f.arrival.is_lazy()).map(|f| f.count).sum();
+        let mut flows = Vec::new();
+        flows.try_reserve_exact(fixed as usize).map_err(|_| format!("flows: not enough memory for {fixed} flows"))?;
+        for (g, f) in cfg.flows.iter().enumerate().filter(|(_, f)| !f.arrival.is_lazy()) {
+            for _ in 0..f.count {
+                let id = flows.len() as u64;
+                let jitter = if f.start_jitter_ns > 0 {
+                    stream(cfg.seed, Component::FlowStart, id).gen_range(0..f.start_jitter_ns)
+                } else {
+                    0
+                };
+                let draw = sources[g].draw(f);
+                flows.push(Self::new_slot(&sender_paths, g, f, draw, f.start_ns + jitter));
+            }
         }
         let mut hosts = Vec::new();
         let mut host_direct = Vec::new();
@@ -224,11 +269,17 @@ impl<'a> World<'a> {
         }
         Ok(Self {
             cfg,
+            external,
+            error: None,
             q: EventQueue::new(),
             links,
             routes,
             sender_names,
+            sender_paths,
             flows,
+            live: BTreeSet::new(),
+            sources,
+            warmup_passed: false,
             flow_ts: FlowTsBuilder::default(),
             queue_ts: QueueTsBuilder::default(),
             sojourn: SojournBuilder::default(),
@@ -242,12 +293,38 @@ impl<'a> World<'a> {
         })
     }
 
-    fn build_flow(cfg: &ExperimentConfig, i: usize, f: &FlowConfig, path: FlowPath, cca: cc::BoxedCca) -> Result<FlowRt, String> {
-        let host: &HostConfig = cfg.sender_host(path.sender);
+    fn new_slot(sender_paths: &[FlowPath], g: usize, f: &FlowConfig, draw: crate::traffic::FlowDraw, start: Time) -> FlowSlot {
+        let path = sender_paths[draw.sender].clone();
+        let row = FlowRow {
+            sender: draw.sender as u64,
+            group: g as u32,
+            cca: draw.cca,
+            start_ns: start,
+            stop_ns: f.stop_ns,
+            size_bytes: draw.size_bytes,
+            base_rtt_ns: path.base_rtt_ns,
+            mss: f.mss,
+            ..FlowRow::default()
+        };
+        FlowSlot { path, row, rt: None }
+    }
+
+    /// The TCP endpoints of flow `id`, created when it starts.
+    fn build_flow(&mut self, id: u32) -> Result<FlowRt, String> {
+        let slot = &self.flows[id as usize];
+        let f = &self.cfg.flows[slot.row.group as usize];
+        let host: &HostConfig = self.cfg.sender_host(slot.path.sender);
+        let (cca_name, cca_params) = match slot.row.cca {
+            0 => (&f.cca, &f.cca_params),
+            k => (&f.cca_mix[k as usize - 1].cca, &f.cca_mix[k as usize - 1].cca_params),
+        };
+        let cca = cc::registry::build_for_flow(id as usize, cca_name, cca_params, self.external.as_deref_mut())
+            .map_err(|e| format!("flows[{}].cca: {e}", slot.row.group))?;
         // A CCA that needs ECN (DCTCP) turns it on, with accurate CE echo.
         let accurate_ecn = cca.needs_ecn();
         let ecn = f.ecn || accurate_ecn;
         let rwnd_segs = (f.rwnd_bytes / f.mss as u64).clamp(2, u32::MAX as u64) as u32;
+        let size_bytes = slot.row.size_bytes;
         let params = SenderParams {
             mss: f.mss,
             initial_cwnd: f.initial_cwnd,
@@ -255,34 +332,29 @@ impl<'a> World<'a> {
             pacing: f.pacing,
             ecn,
             min_rto: f.min_rto_ns,
-            size_bytes: f.size_bytes,
+            size_bytes,
             gso: host.gso(),
             hz: host.hz,
         };
-        let sender = Sender::new(params, cca, stream(cfg.seed, Component::Cca, i as u64));
-        let mut receiver = Receiver::new(f.delayed_ack, f.mss, f.size_bytes).with_host(host.clock(), path.base_rtt_ns);
+        let mut sender = Sender::new(params, cca, stream(self.cfg.seed, Component::Cca, id as u64));
+        if matches!(f.app, App::RateLimited { .. }) {
+            sender.limit_app();
+        }
+        let mut receiver = Receiver::new(f.delayed_ack, f.mss, size_bytes).with_host(host.clock(), slot.path.base_rtt_ns);
         if accurate_ecn {
             receiver = receiver.with_accurate_ecn();
         }
-        let jitter = if f.start_jitter_ns > 0 {
-            stream(cfg.seed, Component::FlowStart, i as u64).gen_range(0..f.start_jitter_ns)
-        } else {
-            0
-        };
         Ok(FlowRt {
             sender,
             receiver,
-            path,
             ecn,
-            start: f.start_ns + jitter,
-            started: false,
             sender_wakes: Vec::new(),
             receiver_wakes: Vec::new(),
             delivered_at_warmup: 0,
             counters_at_warmup: SenderCounters::default(),
             segs_delivered_at_warmup: 0,
             completion_recorded: false,
-            finished_at: None,
+            app_segs: 0,
         })
     }
 
@@ -302,14 +374,19 @@ impl<'a> World<'a> {
     fn run(&mut self, control: &mut dyn FnMut(&Progress) -> Control) -> bool {
         let duration = self.cfg.duration_ns;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.start < duration {
-                self.q.schedule(f.start, Event::FlowStart(i as u32));
+            // A connection that opens first starts sending one base RTT later.
+            let handshake = if self.cfg.flows[f.row.group as usize].handshake { f.path.base_rtt_ns } else { 0 };
+            if f.row.start_ns + handshake < duration {
+                self.q.schedule(f.row.start_ns + handshake, Event::FlowStart(i as u32));
             }
-            if let Some(stop) = self.cfg.flows[i].stop_ns {
+            if let Some(stop) = f.row.stop_ns {
                 if stop < duration {
-                    self.q.schedule(stop.max(f.start), Event::FlowStop(i as u32));
+                    self.q.schedule(stop.max(f.row.start_ns), Event::FlowStop(i as u32));
                 }
             }
+        }
+        for g in 0..self.sources.len() {
+            self.schedule_arrival(g);
         }
         for (l, link) in self.links.iter().enumerate() {
             for (idx, &(t, _)) in link.rate_schedule.iter().enumerate() {
@@ -334,6 +411,10 @@ impl<'a> World<'a> {
             let (now, ev) = self.q.pop().expect("peeked");
             self.stats.events_processed += 1;
             self.handle(now, ev);
+            if self.error.is_some() {
+                end = now;
+                break;
+            }
             if self.stats.events_processed >= next_control {
                 next_control += CONTROL_EVERY_EVENTS;
                 if control(&self.progress(now)) == Control::Stop {
@@ -369,7 +450,7 @@ impl<'a> World<'a> {
                 self.forward(now, p);
             }
             Event::SenderTimer(f) => {
-                let flow = &mut self.flows[f as usize];
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 take_wake(&mut flow.sender_wakes, now);
                 let mut out = std::mem::take(&mut self.seg_buf);
                 flow.sender.on_timer(now, &mut out);
@@ -378,24 +459,37 @@ impl<'a> World<'a> {
                 self.after_sender(now, f);
             }
             Event::ReceiverTimer(f) => {
-                let flow = &mut self.flows[f as usize];
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 take_wake(&mut flow.receiver_wakes, now);
                 if let Some(ack) = flow.receiver.on_timer(now) {
                     self.emit_ack(now, f, ack);
                 }
                 self.resched_receiver(f);
             }
-            Event::FlowStart(f) => {
-                self.flows[f as usize].started = true;
-                self.events.push(now, "flow_start", f as i64, "", "", f64::NAN, f64::NAN);
-                let mut out = std::mem::take(&mut self.seg_buf);
-                self.flows[f as usize].sender.start(now, &mut out);
-                self.emit_segments(now, f, &mut out);
-                self.seg_buf = out;
-                self.after_sender(now, f);
+            Event::FlowStart(f) => self.start_flow(now, f),
+            Event::GroupArrival(g) => {
+                let f = &self.cfg.flows[g as usize];
+                let draw = self.sources[g as usize].draw(f);
+                let id = self.flows.len() as u32;
+                self.flows.push(Self::new_slot(&self.sender_paths, g as usize, f, draw, now));
+                if f.handshake {
+                    // SYN out, SYN-ACK back: the sender starts one base RTT later.
+                    let t = now + self.flows[id as usize].path.base_rtt_ns;
+                    if t < self.cfg.duration_ns {
+                        self.q.schedule(t, Event::FlowStart(id));
+                    }
+                } else {
+                    self.start_flow(now, id);
+                }
+                if let Some(stop) = f.stop_ns.filter(|&s| s < self.cfg.duration_ns) {
+                    self.q.schedule(stop.max(now), Event::FlowStop(id));
+                }
+                self.schedule_arrival(g as usize);
             }
+            Event::AppWrite(f) => self.app_write(now, f),
             Event::FlowStop(f) => {
-                self.flows[f as usize].sender.stop();
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
+                flow.sender.stop();
                 self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
                 self.after_sender(now, f);
             }
@@ -425,10 +519,12 @@ impl<'a> World<'a> {
                 }
             }
             Event::Warmup => {
-                for f in &mut self.flows {
-                    f.delivered_at_warmup = f.receiver.delivered_bytes;
-                    f.counters_at_warmup = f.sender.counters;
-                    f.segs_delivered_at_warmup = f.sender.tp.delivered;
+                self.warmup_passed = true;
+                for &f in &self.live {
+                    let flow = self.flows[f as usize].rt.as_deref_mut().expect("live flows have state");
+                    flow.delivered_at_warmup = flow.receiver.delivered_bytes;
+                    flow.counters_at_warmup = flow.sender.counters;
+                    flow.segs_delivered_at_warmup = flow.sender.tp.delivered;
                 }
                 for l in &mut self.links {
                     l.stats_at_warmup = l.queue.stats;
@@ -466,22 +562,25 @@ impl<'a> World<'a> {
         match p.payload {
             Payload::Data(seg) => {
                 self.stats.data_pkts_delivered += 1;
-                let flow = &mut self.flows[f as usize];
+                // A finished flow's state is gone: late duplicates just arrive.
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 if let Some(ack) = flow.receiver.on_segment_in_frame(now, &seg, p.ecn, more_in_frame) {
                     self.emit_ack(now, f, ack);
                 }
-                let flow = &mut self.flows[f as usize];
+                let slot = &mut self.flows[f as usize];
+                let flow = slot.rt.as_deref_mut().expect("still running");
                 if let (Some(t), false) = (flow.receiver.completed_at, flow.completion_recorded) {
                     flow.completion_recorded = true;
-                    let fct = t - flow.start;
+                    let fct = t - slot.row.start_ns;
                     self.events.push(t, "flow_complete", f as i64, "", "", fct as f64, f64::NAN);
                 }
                 self.resched_receiver(f);
             }
             Payload::Ack(ack) => {
                 self.stats.ack_pkts_delivered += 1;
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 let mut out = std::mem::take(&mut self.seg_buf);
-                self.flows[f as usize].sender.on_ack(now, &ack, &mut out);
+                flow.sender.on_ack(now, &ack, &mut out);
                 self.emit_segments(now, f, &mut out);
                 self.seg_buf = out;
                 self.after_sender(now, f);
@@ -591,10 +690,10 @@ impl<'a> World<'a> {
     }
 
     fn emit_segments(&mut self, now: Time, f: u32, out: &mut Vec<Segment>) {
-        let flow = &self.flows[f as usize];
-        let route = flow.path.fwd_route;
+        let slot = &self.flows[f as usize];
+        let route = slot.path.fwd_route;
         let first = self.routes.hops(route)[0];
-        let ecn_capable = flow.ecn;
+        let ecn_capable = slot.rt.as_deref().is_some_and(|r| r.ecn);
         for seg in out.drain(..) {
             // RFC 3168 §6.1.5 (Linux `tcp_ecn_send`): retransmissions are not ECT.
             let ecn = if ecn_capable && !seg.is_retrans { Ecn::Ect } else { Ecn::NotEct };
@@ -621,7 +720,9 @@ impl<'a> World<'a> {
 
     /// Record sender events and schedule its next wakeup.
     fn after_sender(&mut self, now: Time, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let slot = &mut self.flows[f as usize];
+        let sender_host = slot.path.sender;
+        let Some(flow) = slot.rt.as_deref_mut() else { return };
         for (t, ev) in flow.sender.events.drain(..) {
             match ev {
                 SenderEvent::Reduction { reason, cwnd_before, ssthresh } => {
@@ -631,23 +732,96 @@ impl<'a> World<'a> {
                 SenderEvent::Rto { backoff } => self.events.push(t, "rto", f as i64, "", "", backoff as f64, f64::NAN),
             }
         }
-        let flow = &mut self.flows[f as usize];
-        if flow.finished_at.is_none() && flow.sender.is_finished() {
-            flow.finished_at = Some(now);
+        let flow = self.flows[f as usize].rt.as_deref_mut().expect("still running");
+        if flow.sender.is_finished() && (flow.receiver.completed_at.is_some() || flow.sender.is_stopped()) {
+            self.retire(f);
+            return;
         }
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
             if !flow.sender_wakes.iter().any(|&w| w <= t) {
                 // Timers fire late by the sending host's processing delay.
-                let t = t + self.hosts[2 * flow.path.sender].delay.sample();
+                let t = t + self.hosts[2 * sender_host].delay.sample();
                 flow.sender_wakes.push(t);
                 self.q.schedule(t, Event::SenderTimer(f));
             }
         }
     }
 
+    /// Schedule group `g`'s next arrival, if it has one before the end.
+    fn schedule_arrival(&mut self, g: usize) {
+        if let Some(t) = self.sources[g].next_start().filter(|&t| t < self.cfg.duration_ns) {
+            self.q.schedule(t, Event::GroupArrival(g as u32));
+        }
+    }
+
+    /// Flow `f` starts now: its TCP endpoints come to life and send.
+    fn start_flow(&mut self, now: Time, f: u32) {
+        let rt = match self.build_flow(f) {
+            Ok(rt) => Box::new(rt),
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        self.flows[f as usize].rt = Some(rt);
+        self.live.insert(f);
+        self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.live.len() as u64);
+        self.events.push(now, "flow_start", f as i64, "", "", f64::NAN, f64::NAN);
+        let mut out = std::mem::take(&mut self.seg_buf);
+        self.flows[f as usize].rt.as_deref_mut().expect("just built").sender.start(now, &mut out);
+        self.emit_segments(now, f, &mut out);
+        self.seg_buf = out;
+        if matches!(self.cfg.flows[self.flows[f as usize].row.group as usize].app, App::RateLimited { .. }) {
+            self.app_write(now, f);
+        }
+        self.after_sender(now, f);
+    }
+
+    /// A rate-limited application writes what is due by `now`, then waits a tick
+    /// (or for its next on period).
+    fn app_write(&mut self, now: Time, f: u32) {
+        let slot = &mut self.flows[f as usize];
+        let App::RateLimited { rate_bps, on_ns, off_ns } = self.cfg.flows[slot.row.group as usize].app else { return };
+        let Some(flow) = slot.rt.as_deref_mut() else { return };
+        let start = slot.row.start_ns;
+        let elapsed = now - start;
+        // Time spent in on periods so far, and when the application next writes.
+        let (on_time, next) = match (on_ns, off_ns) {
+            (Some(on), Some(off)) => {
+                let (k, into) = (elapsed / (on + off), elapsed % (on + off));
+                let on_time = k * on + into.min(on);
+                let next = if into < on { now + APP_WRITE_TICK.min(on - into) } else { start + (k + 1) * (on + off) };
+                (on_time, next)
+            }
+            _ => (elapsed, now + APP_WRITE_TICK),
+        };
+        let due_bytes = (rate_bps as u128 * on_time as u128 / 8 / 1_000_000_000) as u64;
+        let due = due_bytes / slot.row.mss as u64;
+        if due > flow.app_segs {
+            let mut out = std::mem::take(&mut self.seg_buf);
+            flow.sender.app_write(now, due - flow.app_segs, &mut out);
+            flow.app_segs = due;
+            self.emit_segments(now, f, &mut out);
+            self.seg_buf = out;
+            self.after_sender(now, f);
+        }
+        let done = self.flows[f as usize].rt.as_deref().is_none_or(|r| r.sender.is_stopped() || r.sender.is_complete());
+        if !done && next < self.cfg.duration_ns {
+            self.q.schedule(next, Event::AppWrite(f));
+        }
+    }
+
+    /// Flow `f` finished: keep its row, free its TCP state.
+    fn retire(&mut self, f: u32) {
+        let slot = &mut self.flows[f as usize];
+        let rt = slot.rt.take().expect("retiring a running flow");
+        self.live.remove(&f);
+        fill_row(&mut slot.row, &rt, !self.warmup_passed && self.cfg.warmup_ns > 0);
+    }
+
     fn resched_receiver(&mut self, f: u32) {
-        let flow = &mut self.flows[f as usize];
+        let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
         if let Some(t) = flow.receiver.deadline() {
             if !flow.receiver_wakes.iter().any(|&w| w <= t) {
                 flow.receiver_wakes.push(t);
@@ -657,10 +831,8 @@ impl<'a> World<'a> {
     }
 
     fn sample(&mut self, now: Time) {
-        for (i, f) in self.flows.iter().enumerate() {
-            if !f.started || f.finished_at.is_some_and(|t| t < now) {
-                continue;
-            }
+        for &i in &self.live {
+            let f = self.flows[i as usize].rt.as_deref().expect("live flows have state");
             let s = &f.sender;
             let tp = &s.tp;
             let cc = s.cca().metrics(tp);
@@ -700,44 +872,19 @@ impl<'a> World<'a> {
         self.stats.data_pkts_in_network = self.links.iter().map(|l| l.data_in_link).sum::<u64>()
             + self.hosts.iter().map(|h| h.rx.packets.iter().filter(|p| p.is_data()).count() as u64).sum::<u64>();
         let duration = self.stats.sim_time_ns;
-        let mut cols = FlowsColumns::default();
-        for (i, (f, fc)) in self.flows.iter().zip(&self.cfg.flows).enumerate() {
-            let c = &f.sender.counters;
-            let completed_at = f.receiver.completed_at;
-            let end = completed_at
-                .or(fc.stop_ns.map(|s| s.min(duration)))
-                .unwrap_or(duration)
-                .max(f.start.min(duration));
-            cols.flow_id.push(i as u64);
-            cols.sender.push(fc.sender as u64);
-            cols.sender_name.push(self.sender_names[f.path.sender].as_str());
-            cols.group.push(fc.group.as_str());
-            cols.cca.push(fc.cca.as_str());
-            cols.start_ns.push(f.start);
-            cols.stop_ns.push(fc.stop_ns.map_or(-1, |s| s as i64));
-            cols.size_bytes.push(fc.size_bytes.map_or(-1, |s| s as i64));
-            cols.base_rtt_ns.push(f.path.base_rtt_ns);
-            cols.mss.push(fc.mss as u64);
-            cols.delivered_bytes.push(f.receiver.delivered_bytes);
-            cols.delivered_bytes_at_warmup.push(f.delivered_at_warmup);
-            cols.completed.push(completed_at.is_some());
-            cols.fct_ns.push(completed_at.map_or(-1, |t| (t - f.start) as i64));
-            cols.end_ns.push(end);
-            cols.segs_sent.push(c.segs_sent);
-            cols.segs_retrans.push(c.segs_retrans);
-            cols.segs_lost.push(c.segs_lost);
-            cols.segs_delivered.push(f.sender.tp.delivered);
-            cols.segs_sent_at_warmup.push(f.counters_at_warmup.segs_sent);
-            cols.segs_retrans_at_warmup.push(f.counters_at_warmup.segs_retrans);
-            cols.segs_delivered_at_warmup.push(f.segs_delivered_at_warmup);
-            cols.cwnd_reductions.push(c.cwnd_reductions);
-            cols.rtos.push(c.rtos);
-            cols.undos.push(c.undos);
-            cols.min_rtt_ns.push(f.sender.min_rtt().map_or(-1, |m| m as i64));
-            cols.srtt_ns.push(f.sender.srtt());
+        for slot in &mut self.flows {
+            if let Some(rt) = slot.rt.take() {
+                fill_row(&mut slot.row, &rt, false);
+            }
         }
+        let rows: Vec<FlowRow> = self.flows.drain(..).map(|s| s.row).collect();
+        let names = FlowNames {
+            senders: &self.sender_names,
+            groups: self.cfg.flows.iter().map(|f| f.group.as_str()).collect(),
+            ccas: self.cfg.flows.iter().map(|f| std::iter::once(f.cca.as_str()).chain(f.cca_mix.iter().map(|c| c.cca.as_str())).collect()).collect(),
+        };
         RunOutput {
-            flows: cols.finish(),
+            flows: flows_table(&rows, &names, duration),
             flow_ts: self.flow_ts.finish(),
             queue_ts: self.queue_ts.finish(),
             links: {
@@ -766,75 +913,17 @@ fn take_wake(wakes: &mut Vec<Time>, now: Time) {
     }
 }
 
-#[derive(Default)]
-struct FlowsColumns<'s> {
-    flow_id: Vec<u64>,
-    sender: Vec<u64>,
-    sender_name: Vec<&'s str>,
-    group: Vec<&'s str>,
-    cca: Vec<&'s str>,
-    start_ns: Vec<u64>,
-    stop_ns: Vec<i64>,
-    size_bytes: Vec<i64>,
-    base_rtt_ns: Vec<u64>,
-    mss: Vec<u64>,
-    delivered_bytes: Vec<u64>,
-    delivered_bytes_at_warmup: Vec<u64>,
-    completed: Vec<bool>,
-    fct_ns: Vec<i64>,
-    end_ns: Vec<u64>,
-    segs_sent: Vec<u64>,
-    segs_retrans: Vec<u64>,
-    segs_lost: Vec<u64>,
-    segs_delivered: Vec<u64>,
-    segs_sent_at_warmup: Vec<u64>,
-    segs_retrans_at_warmup: Vec<u64>,
-    segs_delivered_at_warmup: Vec<u64>,
-    cwnd_reductions: Vec<u64>,
-    rtos: Vec<u64>,
-    undos: Vec<u64>,
-    min_rtt_ns: Vec<i64>,
-    srtt_ns: Vec<u64>,
-}
-
-fn dict(values: &[&str]) -> Column {
-    let mut interner = Interner::default();
-    let codes = values.iter().map(|v| interner.code(v)).collect();
-    Column::Dict { codes, values: interner.into_values() }
-}
-
-impl<'s> FlowsColumns<'s> {
-    fn finish(self) -> Table {
-        Table {
-            columns: vec![
-                ("flow_id", Column::U64(self.flow_id)),
-                ("sender", Column::U64(self.sender)),
-                ("sender_name", dict(&self.sender_name)),
-                ("group", dict(&self.group)),
-                ("cca", dict(&self.cca)),
-                ("start_ns", Column::U64(self.start_ns)),
-                ("stop_ns", Column::I64(self.stop_ns)),
-                ("size_bytes", Column::I64(self.size_bytes)),
-                ("base_rtt_ns", Column::U64(self.base_rtt_ns)),
-                ("mss", Column::U64(self.mss)),
-                ("delivered_bytes", Column::U64(self.delivered_bytes)),
-                ("delivered_bytes_at_warmup", Column::U64(self.delivered_bytes_at_warmup)),
-                ("completed", Column::Bool(self.completed)),
-                ("fct_ns", Column::I64(self.fct_ns)),
-                ("end_ns", Column::U64(self.end_ns)),
-                ("segs_sent", Column::U64(self.segs_sent)),
-                ("segs_retrans", Column::U64(self.segs_retrans)),
-                ("segs_lost", Column::U64(self.segs_lost)),
-                ("segs_delivered", Column::U64(self.segs_delivered)),
-                ("cwnd_reductions", Column::U64(self.cwnd_reductions)),
-                ("rtos", Column::U64(self.rtos)),
-                ("undos", Column::U64(self.undos)),
-                ("min_rtt_ns", Column::I64(self.min_rtt_ns)),
-                ("srtt_ns", Column::U64(self.srtt_ns)),
-                ("segs_sent_at_warmup", Column::U64(self.segs_sent_at_warmup)),
-                ("segs_retrans_at_warmup", Column::U64(self.segs_retrans_at_warmup)),
-                ("segs_delivered_at_warmup", Column::U64(self.segs_delivered_at_warmup)),
-            ],
-        }
-    }
+/// Copy what a flow's table row needs out of its running state.
+/// `before_warmup`: the flow ended before the warmup instant, so it delivered
+/// everything before it.
+fn fill_row(row: &mut FlowRow, rt: &FlowRt, before_warmup: bool) {
+    row.delivered_bytes = rt.receiver.delivered_bytes;
+    row.delivered_bytes_at_warmup = if before_warmup { rt.receiver.delivered_bytes } else { rt.delivered_at_warmup };
+    row.counters_at_warmup = if before_warmup { rt.sender.counters } else { rt.counters_at_warmup };
+    row.segs_delivered_at_warmup = if before_warmup { rt.sender.tp.delivered } else { rt.segs_delivered_at_warmup };
+    row.completed_at = rt.receiver.completed_at;
+    row.counters = rt.sender.counters;
+    row.segs_delivered = rt.sender.tp.delivered;
+    row.min_rtt_ns = rt.sender.min_rtt();
+    row.srtt_ns = rt.sender.srtt();
 }

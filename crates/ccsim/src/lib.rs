@@ -14,6 +14,7 @@
 //! tcp        sender (scoreboard, RACK-TLP, RTO, PRR, rate samples, pacing), receiver
 //! trace      columnar recorders for flow/queue samples and events
 //! topology  builders (dumbbell, parking lot, general graph) -> links + route table + each flow's routes
+//! traffic    arrival processes, empirical distributions, workload draws (workload seed)
 //! experiment config -> world (network from topology) -> run -> tables
 //! ```
 //!
@@ -31,6 +32,7 @@ pub mod tcp;
 pub mod topology;
 pub mod experiment;
 pub mod host;
+pub mod traffic;
 
 pub use config::ExperimentConfig;
 pub use experiment::{

@@ -244,4 +244,14 @@ def summary(result: RunResult) -> dict[str, Any]:
             "drops": drops_source,
             "queue_delay": delays_source,
         },
+        **_fct_summary(flows, link["rate_bps"]),
     }
+
+
+def _fct_summary(flows: Any, rate_bps: float) -> dict[str, Any]:
+    """M-FCT-SLOWDOWN for runs with finite flows: ``fct`` (per flow, eFCT beside oFCT)
+    and ``fct_by_size`` (slowdown by size bucket)."""
+    if not (flows["size_bytes"].to_numpy() >= 0).any():
+        return {}
+    per_flow = fct_slowdown(flows, capacity_bps=rate_bps)
+    return {"fct": per_flow, "fct_by_size": by_size_bucket(per_flow, "slowdown")}

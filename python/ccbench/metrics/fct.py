@@ -29,8 +29,9 @@ DEFAULT_SIZE_EDGES: tuple[int, ...] = (100, 1_500, 15_000, 150_000, 1_500_000, 1
 
 def flow_completion(flows: pd.DataFrame) -> pd.DataFrame:
     """M-FCT: one row per finite flow (``size_bytes >= 0``): ``flow_id``, ``group``,
-    ``cca``, ``size_bytes``, ``start_ns``, ``completed``, ``fct_s`` (observed FCT in
-    seconds, NaN if not completed)."""
+    ``cca``, ``size_bytes``, ``start_ns``, ``end_ns`` (−1 if not completed),
+    ``base_rtt_ns``, ``segs_retrans`` (when the table has them), ``completed``,
+    ``fct_s`` (observed FCT in seconds, NaN if not completed)."""
     finite = flows[flows["size_bytes"].to_numpy(dtype=np.int64) >= 0]
     fct = finite["fct_ns"].to_numpy(dtype=np.int64)
     out = pd.DataFrame(
@@ -40,10 +41,14 @@ def flow_completion(flows: pd.DataFrame) -> pd.DataFrame:
             "cca": finite["cca"].astype(str).to_numpy() if "cca" in finite else "",
             "size_bytes": finite["size_bytes"].to_numpy(dtype=np.int64),
             "start_ns": finite["start_ns"].to_numpy(dtype=np.int64),
+            "end_ns": np.where(fct >= 0, finite["start_ns"].to_numpy(dtype=np.int64) + fct, -1),
             "completed": finite["completed"].to_numpy(dtype=bool) & (fct >= 0),
             "fct_s": np.where(fct >= 0, fct / 1e9, np.nan),
         }
     )
+    for col in ("base_rtt_ns", "segs_retrans"):
+        if col in finite:
+            out.insert(len(out.columns) - 2, col, finite[col].to_numpy(dtype=np.int64))
     return out
 
 

@@ -68,7 +68,18 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
     total = 0
     for i, f in enumerate(x.flows):
         path = f"flows[{i}]"
-        total += f.count
+        total += 0 if f.is_lazy() else f.count  # flows arriving over time stop at their own count
+        if f.rtts is not None:
+            from .traffic import rtt_bins
+
+            low = [r for r, _ in rtt_bins(f.rtts) if r == 0 or r < 2 * b.delay]
+            if low:
+                issues.append(
+                    (
+                        f"{path}.rtts",
+                        f"{format_duration(low[0])!r} is not allowed: every RTT must be > 0 and at least twice bottleneck.delay ({format_duration(b.delay)})",
+                    )
+                )
         if f.sender is None and len(names) > 1:
             issues.append(
                 (f"{path}.sender", f"is required when there are several senders (senders[*].name: {', '.join(names)})")

@@ -22,7 +22,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import engine
 from ..engine import HEADER_BYTES, CcaCatalog
-from ..units import NS_PER_SEC
+from ..units import NS_PER_SEC, format_duration
 from .backend import BackendName, LinuxOptions
 from .checks import _cross_issues
 from .errors import SpecError, _issues
@@ -49,6 +49,7 @@ from .topology import (
     net_links,
     sender_paths,
 )
+from .traffic import load_cdf, rtt_bins
 
 #: Queue of the reverse (ACK) bottleneck direction (engine ``DEFAULT_REVERSE_QUEUE_PKTS``).
 REVERSE_QUEUE_PACKETS = 1000
@@ -62,6 +63,12 @@ class ExperimentSection(_Model):
     name: Name = Field(description="experiment name, e.g. 'quickstart'")
     description: str = Field("", description="free text")
     seed: int = Field(1, ge=0, lt=2**64, description="experiment seed, an integer in [0, 2^64)")
+    workload_seed: int | None = Field(
+        None,
+        ge=0,
+        lt=2**64,
+        description="seed of the workload (arrivals, sizes, CCA mix, RTTs); default: the experiment seed",
+    )
     duration: Duration = Field(description="simulated duration, e.g. '30s'")
     warmup: Duration = Field(0, description="start of the measurement window, e.g. '5s'")
     sample_interval: Duration = Field(
@@ -214,9 +221,13 @@ class Experiment(_Model):
         """Flow ids of each flow group (``flows[*].name``, default the CCA name)."""
         groups: dict[str, list[int]] = {}
         next_id = 0
+        # Fixed groups are numbered first, in list order; flows arriving over time
+        # get ids in arrival order, unknown here.
         for f in self.flows:
-            groups.setdefault(f.name or f.cca, []).extend(range(next_id, next_id + f.count))
-            next_id += f.count
+            ids = groups.setdefault(f.name or f.cca, [])
+            if not f.is_lazy():
+                ids.extend(range(next_id, next_id + f.count))
+                next_id += f.count
         return groups
 
     def warnings(self) -> list[str]:
@@ -283,8 +294,8 @@ class Experiment(_Model):
         """The engine configuration (``crates/ccsim/src/config.rs``) as a JSON-ready dict.
 
         Flows are listed in spec order, one entry per ``[[flows]]`` table with its
-        ``count``; the engine expands each into ``count`` consecutive flows, so flow ids
-        follow the spec order.
+        ``count``; the engine creates each flow when it starts: fixed groups' flows get
+        consecutive ids in spec order, flows arriving over time follow in arrival order.
         """
         links = self.links()
         paths = self.paths()
@@ -293,10 +304,14 @@ class Experiment(_Model):
         path_buffer = [sum(self.buffer(links[k]).bytes for k, _ in p.hops) for p in paths]
         flows: list[dict[str, Any]] = []
         in_flight_cap: dict[int, int] = {}  # sender index -> packets its flows can have in flight
+        # Per-flow RTTs: one extra sender (access links) per (sender, distinct RTT).
+        rtt_senders: dict[tuple[int, int], int] = {}
         for f in self.flows:
             sender = self.sender_index(f)
             rwnd = self._rwnd_bytes(f, path_buffer[sender])
-            in_flight_cap[sender] = in_flight_cap.get(sender, 0) + f.count * (math.ceil(rwnd / f.mss) + 1)
+            in_flight_cap[sender] = in_flight_cap.get(sender, 0) + math.ceil(
+                f.expected_count(self.experiment.duration)
+            ) * (math.ceil(rwnd / f.mss) + 1)
             size: int | None = None
             if f.size is not None:
                 size = int(f.size.value) * (f.mss if f.size.kind == "packets" else 1)
@@ -317,10 +332,17 @@ class Experiment(_Model):
                 "ecn": f.ecn,
                 "min_rto_ns": f.min_rto,
             }
-            # The engine expands `count` (memory stays O(entries) here, whatever the count).
+            flow.update(self._traffic(f, sender, rtt_senders))
+            # The engine creates each flow when it starts (memory stays O(entries) here).
             flows.append({"count": f.count, **flow})
         senders = []
-        for i, s in enumerate(self.senders):
+        # (index of the spec's sender, name, base RTT): the spec's senders, then one per
+        # (sender, distinct per-flow RTT), on the same route with their own access links.
+        all_senders = [(i, s.name, self.sender_rtt(i)) for i, s in enumerate(self.senders)]
+        for (i, rtt), _ in sorted(rtt_senders.items(), key=lambda kv: kv[1]):
+            all_senders.append((i, f"{self.senders[i].name}@{format_duration(rtt)}", rtt))
+        for i, name, rtt in all_senders:
+            s = self.senders[i]
             if s.access_queue is None:
                 queue = max(ACCESS_QUEUE_FLOOR_PACKETS, in_flight_cap.get(i, 0))
             elif s.access_queue.kind == "packets":
@@ -328,8 +350,8 @@ class Experiment(_Model):
             else:
                 queue = max(1, math.ceil(Fraction(s.access_queue.value) / self.packet_bytes()))
             sender_cfg = {
-                "name": s.name,
-                "rtt_ns": self.sender_rtt(i),
+                "name": name,
+                "rtt_ns": rtt,
                 "access_rate_bps": s.access_rate
                 if s.access_rate is not None
                 else ACCESS_RATE_FACTOR * self.max_bottleneck_rate(),
@@ -345,6 +367,7 @@ class Experiment(_Model):
         e = self.experiment
         return {
             "seed": e.seed,
+            **({} if e.workload_seed is None else {"workload_seed": e.workload_seed}),
             "duration_ns": e.duration,
             "warmup_ns": e.warmup,
             "sample_interval_ns": e.sample_interval,
@@ -397,6 +420,35 @@ class Experiment(_Model):
         forward, reverse = resolved[0]
         return {"kind": "dumbbell", "bottleneck": forward, "reverse_bottleneck": reverse, "senders": senders}
 
+    def _traffic(self, f: FlowSpec, sender: int, rtt_senders: dict[tuple[int, int], int]) -> dict[str, Any]:
+        """The engine's traffic fields of one flow entry (``crates/ccsim/src/traffic``)."""
+        out: dict[str, Any] = {}
+        if f.arrival == "interval":
+            out["arrival"] = {"kind": "interval", "every_ns": f.interval}
+        elif f.arrival == "uniform":
+            out["arrival"] = {"kind": "uniform", "window_ns": f.window}
+        elif f.arrival == "poisson":
+            out["arrival"] = (
+                {"kind": "poisson", "rate_per_s": f.arrival_rate}
+                if f.arrival_rate is not None
+                else {"kind": "poisson_load", "load_bps": float(f.load or 0)}
+            )
+        if f.sizes is not None:
+            out["size_dist"] = {"points": [list(p) for p in load_cdf(f.sizes)], "interpolation": "linear"}
+        if f.mix:
+            out["cca_mix"] = [{"cca": m.cca, "cca_params": dict(m.params), "fraction": m.fraction} for m in f.mix]
+        if f.rtts is not None:
+            mix = []
+            for rtt, mass in rtt_bins(f.rtts):
+                idx = rtt_senders.setdefault((sender, rtt), len(self.senders) + len(rtt_senders))
+                mix.append({"sender": idx, "fraction": mass})
+            out["sender_mix"] = mix
+        if f.handshake:
+            out["handshake"] = True
+        if f.rate is not None:
+            out["app"] = {"kind": "rate_limited", "rate_bps": f.rate, "on_ns": f.on, "off_ns": f.off}
+        return out
+
     def derived(self) -> dict[str, Any]:
         """Quantities computed from the spec that the manifest records (resolved buffer,
         measurement window, bottleneck rate): what metrics read, on every backend."""
@@ -411,7 +463,7 @@ class Experiment(_Model):
                 "bdp_rtt_ns": buf.bdp_rtt_ns,
                 "packet_bytes": buf.packet_bytes,
             },
-            "num_flows": sum(f.count for f in self.flows),
+            "num_flows": round(sum(f.expected_count(self.experiment.duration) for f in self.flows)),
             "window": {"warmup_ns": self.experiment.warmup, "duration_ns": self.experiment.duration},
             "bottleneck": {
                 "link": primary.name,

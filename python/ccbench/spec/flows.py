@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import pycca
 from ..engine import CcaCatalog
-from .fields import Duration, OptDuration, OptName, OptSize, _Model
+from .fields import Duration, OptDuration, OptName, OptRate, OptSize, _Model
+from .traffic import Arrival, CcaShare, load_cdf, mean_of
 
 #: Linux's minimum RTO (``TCP_RTO_MIN``).
 DEFAULT_MIN_RTO_NS = 200_000_000
@@ -42,6 +43,87 @@ class FlowSpec(_Model):
     pacing: bool = Field(False, description="pace a classic CCA (model-based CCAs always pace)")
     ecn: bool = Field(False, description="negotiate ECN")
     min_rto: Duration = Field(DEFAULT_MIN_RTO_NS, description="minimum retransmission timeout (Linux: 200ms)")
+    arrival: Arrival = Field(
+        "fixed",
+        description="'fixed' (all at start), 'interval' (one every `interval`), 'uniform' (uniform over `window`), "
+        "'poisson' (at `arrival_rate` or offering `load`)",
+    )
+    interval: OptDuration = Field(None, description="arrival = 'interval': time between flow starts, e.g. '25s'")
+    window: OptDuration = Field(None, description="arrival = 'uniform': flows start uniformly in [start, start + window)")
+    arrival_rate: float | None = Field(None, gt=0, description="arrival = 'poisson': flows per second")
+    load: OptRate = Field(None, description="arrival = 'poisson': offered load, e.g. '40Mbit' (rate = load / mean size)")
+    sizes: str | None = Field(
+        None, description="flow sizes drawn from a distribution: a shipped one ('websearch', ...) or a CDF file"
+    )
+    rtts: str | None = Field(None, description="per-flow base RTT drawn from a distribution (ms): a shipped name or a CDF file")
+    mix: list[CcaShare] = Field(default_factory=list, description="CCA mix: [{cca='bbr', fraction=0.5}, ...]")
+    rate: OptRate = Field(None, description="rate-limited application (like iperf3 -b), e.g. '40Mbit'")
+    handshake: bool = Field(
+        False, description="each flow opens its connection first: data starts one base RTT after it arrives"
+    )
+    on: OptDuration = Field(None, description="with `rate`: on period of an on/off source")
+    off: OptDuration = Field(None, description="with `rate`: off period of an on/off source")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _poisson_count(cls, data: Any) -> Any:
+        # Poisson arrivals continue until the end of the run unless `count` caps them.
+        if isinstance(data, dict) and data.get("arrival") == "poisson" and "count" not in data:
+            return {**data, "count": MAX_FLOWS}
+        return data
+
+    @model_validator(mode="after")
+    def _traffic(self) -> FlowSpec:
+        needs = {"interval": "interval", "uniform": "window"}
+        for arrival, field in needs.items():
+            if self.arrival == arrival and not getattr(self, field):
+                raise ValueError(f"arrival = {arrival!r} needs `{field}` (a duration > 0)")
+        for field, arrival in (("interval", "interval"), ("window", "uniform")):
+            if getattr(self, field) is not None and self.arrival != arrival:
+                raise ValueError(f"`{field}` is only for arrival = {arrival!r}")
+        if self.arrival == "poisson":
+            if (self.arrival_rate is None) == (self.load is None):
+                raise ValueError("arrival = 'poisson' needs exactly one of `arrival_rate` (flows/s) or `load` (a rate)")
+            if self.load is not None and self.size is None and self.sizes is None:
+                raise ValueError("a target `load` needs finite flows: give `size` or `sizes`")
+        elif self.arrival_rate is not None or self.load is not None:
+            raise ValueError("`arrival_rate` and `load` are only for arrival = 'poisson'")
+        if self.sizes is not None and self.size is not None:
+            raise ValueError("give either `size` or `sizes`, not both")
+        for ref in (self.sizes, self.rtts):
+            if ref is not None:
+                load_cdf(ref)
+        if self.mix and abs(sum(m.fraction for m in self.mix) - 1.0) > 1e-9:
+            raise ValueError(f"the `mix` fractions must add up to 1, not {sum(m.fraction for m in self.mix):g}")
+        if (self.on is None) != (self.off is None) or ((self.on is not None) and self.rate is None):
+            raise ValueError("`on` and `off` go together, with `rate` (an on/off source)")
+        if self.on == 0 or self.rate == 0:
+            raise ValueError("`rate` and `on` must be > 0")
+        return self
+
+    def expected_count(self, duration_ns: int) -> float:
+        """Flows expected to arrive in a run of ``duration_ns`` (at most ``count``)."""
+        if self.arrival != "poisson":
+            return float(self.count)
+        seconds = max(0, duration_ns - self.start) / 1e9
+        if self.arrival_rate is not None:
+            rate = self.arrival_rate
+        else:
+            mean = self.mean_size_bytes()
+            rate = float(self.load or 0) / (8 * max(mean, 1.0))
+        return min(float(self.count), rate * seconds)
+
+    def mean_size_bytes(self) -> float:
+        """Mean flow size (bytes) of a finite group; NaN for bulk flows."""
+        if self.sizes is not None:
+            return mean_of(load_cdf(self.sizes))
+        if self.size is None:
+            return float("nan")
+        return float(self.size.value) * (self.mss if self.size.kind == "packets" else 1)
+
+    def is_lazy(self) -> bool:
+        """Flows that arrive over time (numbered after every fixed flow, in arrival order)."""
+        return self.arrival != "fixed"
 
     @field_validator("cca", mode="before")
     @classmethod

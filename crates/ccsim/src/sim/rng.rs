@@ -17,6 +17,12 @@ pub enum Component {
     Jitter = 4,
     /// A link's queue discipline (RED/PIE draws, FQ hash keys).
     Qdisc = 5,
+    /// Workload streams (seeded by the workload seed): a flow group's arrival times,
+    /// its flows' sizes, CCA choices and senders (per-flow RTTs).
+    Arrivals = 6,
+    FlowSize = 7,
+    CcaMix = 8,
+    RttMix = 9,
 }
 
 /// SplitMix64 finalizer: spreads seed bits so nearby seeds give unrelated streams.

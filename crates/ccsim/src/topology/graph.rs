@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 use super::{FlowPath, Network, RouteTable};
-use crate::config::{DelayPath, DuplexLinkConfig, FlowConfig, GraphConfig, LinkConfig, LossConfig, QdiscConfig, SenderConfig};
+use crate::config::{DelayPath, DuplexLinkConfig, GraphConfig, LinkConfig, LossConfig, QdiscConfig, SenderConfig};
 use crate::net::LinkId;
 use crate::units::Time;
 
@@ -176,7 +176,7 @@ fn propagation_rtt(t: &Topology<'_>, hops: &[(usize, bool)]) -> Time {
 }
 
 /// Build the links and routes of a checked plan.
-pub fn build(seed: u64, plan: &Plan<'_>, flows: &[FlowConfig]) -> Network {
+pub fn build(seed: u64, plan: &Plan<'_>) -> Network {
     let t = &plan.topology;
     let mut links = Vec::new();
     for e in &t.edges {
@@ -222,15 +222,12 @@ pub fn build(seed: u64, plan: &Plan<'_>, flows: &[FlowConfig]) -> Network {
         routes.add(&data);
         routes.add(&acks);
     }
-    let paths = flows
+    let sender_paths = t
+        .senders
         .iter()
-        .map(|f| FlowPath {
-            fwd_route: 2 * f.sender as u32,
-            rev_route: 2 * f.sender as u32 + 1,
-            sender: f.sender,
-            base_rtt_ns: t.senders[f.sender].rtt_ns,
-        })
+        .enumerate()
+        .map(|(i, s)| FlowPath { fwd_route: 2 * i as u32, rev_route: 2 * i as u32 + 1, sender: i, base_rtt_ns: s.rtt_ns })
         .collect();
     let sender_names = t.senders.iter().map(|s| s.name.clone()).collect();
-    Network { links, routes, paths, sender_names }
+    Network { links, routes, sender_paths, sender_names }
 }

@@ -39,8 +39,9 @@ pub struct Network {
     /// Every unidirectional link; a [`crate::net::LinkId`] indexes this.
     pub links: Vec<Link>,
     pub routes: RouteTable,
-    /// One entry per configured flow, in flow order.
-    pub paths: Vec<FlowPath>,
+    /// The path of each sender's flows (index = sender index); a flow's path is
+    /// its sender's.
+    pub sender_paths: Vec<FlowPath>,
     /// Names of the sending hosts, for the flows table.
     pub sender_names: Vec<String>,
 }
@@ -58,7 +59,7 @@ pub fn plan(t: &TopologyConfig) -> Result<graph::Plan<'_>, String> {
 
 /// Build the network of `cfg` (the configuration has been validated).
 pub fn build(cfg: &ExperimentConfig) -> Result<Network, String> {
-    Ok(graph::build(cfg.seed, &plan(&cfg.topology)?, &cfg.flows))
+    Ok(graph::build(cfg.seed, &plan(&cfg.topology)?))
 }
 
 /// Link `index` of a network, built from its configuration: its loss process and its

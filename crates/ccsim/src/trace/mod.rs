@@ -4,6 +4,7 @@
 //!
 //! The tables and their columns are documented in `docs/results-format.md`.
 
+pub mod flows;
 pub mod network;
 pub mod recorder;
 

@@ -13,6 +13,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
     let limit = ((bdp_bytes * buffer_bdp) / 1500.0).round().max(1.0) as u64;
     ExperimentConfig {
         seed: 1,
+        workload_seed: None,
         duration_ns: secs(30),
         warmup_ns: secs(5),
         sample_interval_ns: ms(100),
@@ -59,6 +60,12 @@ pub fn set_host(cfg: &mut ExperimentConfig, h: ccsim::host::HostConfig) {
 pub fn flow(sender: usize, cca: &str, start: Time) -> FlowConfig {
     FlowConfig {
         count: 1,
+        arrival: Arrival::Fixed,
+        size_dist: None,
+        cca_mix: vec![],
+        sender_mix: vec![],
+        app: App::Bulk,
+        handshake: false,
         sender,
         group: cca.to_string(),
         cca: cca.to_string(),

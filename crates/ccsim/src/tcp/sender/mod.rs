@@ -92,6 +92,8 @@ pub struct SenderCounters {
     pub cwnd_reductions: u64,
     pub rtos: u64,
     pub undos: u64,
+    /// Delivery-rate samples marked application-limited (`rs->is_app_limited`).
+    pub app_limited_samples: u64,
 }
 
 /// Something worth recording in the events table.
@@ -118,8 +120,7 @@ pub struct Sender {
     snd_nxt: u64,
     total_segs: Option<u64>,
     /// Segments the application has written so far (None: it always has more).
-    /// Only scripted drivers (`cc::testing`) limit it; the engine's flows are bulk
-    /// or finite (`total_segs`).
+    /// Scripted drivers (`cc::testing`) and rate-limited applications limit it.
     app_written: Option<u64>,
     segs: VecDeque<Seg>,
     sacked_out: u32,
@@ -274,6 +275,10 @@ impl Sender {
     pub fn is_complete(&self) -> bool {
         self.total_segs.is_some_and(|t| self.snd_una >= t)
     }
+    /// The application stopped offering data ([`Sender::stop`]).
+    pub fn is_stopped(&self) -> bool {
+        self.stopped
+    }
     /// The sender has nothing more to do (complete, or stopped with nothing outstanding).
     pub fn is_finished(&self) -> bool {
         self.is_complete() || (self.stopped && self.packets_out() == 0)
@@ -313,6 +318,12 @@ impl Sender {
         let written = self.app_written.unwrap_or(self.snd_nxt).max(self.snd_nxt);
         self.app_written = Some(written + segs);
         self.transmit(now, out);
+    }
+
+    /// Before `start`: the application has written nothing yet; from now on the
+    /// sender sends only what [`Sender::app_write`] adds (a rate-limited application).
+    pub fn limit_app(&mut self) {
+        self.app_written = Some(self.snd_nxt);
     }
 
     /// The application's data becomes unlimited (a bulk transfer) or ends at what

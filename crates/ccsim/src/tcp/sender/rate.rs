@@ -80,6 +80,9 @@ impl Sender {
         if rs.interval < self.rtt.min_rtt() {
             rs.interval = 0;
         }
+        if rs.is_app_limited {
+            self.counters.app_limited_samples += 1;
+        }
         rs
     }
 }

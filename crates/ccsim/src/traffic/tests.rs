@@ -1,0 +1,92 @@
+use super::*;
+use crate::units::secs;
+
+fn group(arrival: Arrival, count: u64) -> FlowConfig {
+    let mut f: FlowConfig = serde_json::from_value(serde_json::json!({
+        "sender": 0, "cca": "reno", "start_ns": secs(1), "mss": 1448, "rwnd_bytes": 1 << 20
+    }))
+    .unwrap();
+    f.arrival = arrival;
+    f.count = count;
+    f
+}
+
+fn starts(f: &FlowConfig, seed: u64) -> Vec<Time> {
+    let mut src = GroupSource::new(seed, 0, f);
+    std::iter::from_fn(|| src.next_start()).collect()
+}
+
+#[test]
+fn interval_arrivals_are_evenly_spaced_from_the_start() {
+    let s = starts(&group(Arrival::Interval { every_ns: secs(25) }, 4), 1);
+    assert_eq!(s, vec![secs(1), secs(26), secs(51), secs(76)]);
+}
+
+#[test]
+fn uniform_arrivals_are_sorted_inside_the_window_and_uniform() {
+    let n = 20_000;
+    let s = starts(&group(Arrival::Uniform { window_ns: secs(120) }, n), 3);
+    assert_eq!(s.len(), n as usize);
+    assert!(s.windows(2).all(|w| w[0] <= w[1]));
+    assert!(s[0] >= secs(1) && *s.last().unwrap() < secs(121));
+    // KS against U[1 s, 121 s).
+    let ks = s
+        .iter()
+        .enumerate()
+        .map(|(i, &t)| ((t - secs(1)) as f64 / secs(120) as f64 - (i + 1) as f64 / n as f64).abs())
+        .fold(0.0, f64::max);
+    assert!(ks < 1.628 / (n as f64).sqrt(), "KS {ks}");
+    assert_ne!(s, starts(&group(Arrival::Uniform { window_ns: secs(120) }, n), 4), "seeds differ");
+}
+
+#[test]
+fn poisson_load_offers_its_target_within_five_percent() {
+    let mut f = group(Arrival::PoissonLoad { load_bps: 50e6 }, u64::MAX);
+    f.size_dist = Some(EmpiricalDist { points: vec![(1e3, 0.5), (1e5, 0.9), (1e6, 1.0)], interpolation: Interpolation::Linear });
+    let horizon = secs(300);
+    let mut src = GroupSource::new(11, 0, &f);
+    let mut bytes = 0u64;
+    let mut n = 0u64;
+    let mut gaps = Vec::new();
+    let mut prev = f.start_ns;
+    while let Some(t) = src.next_start() {
+        if t >= f.start_ns + horizon {
+            break;
+        }
+        bytes += src.draw(&f).size_bytes.unwrap();
+        gaps.push((t - prev) as f64);
+        prev = t;
+        n += 1;
+    }
+    let load = bytes as f64 * 8.0 / 300.0;
+    assert!((load / 50e6 - 1.0).abs() < 0.05, "offered {load} bit/s over {n} flows");
+    // Exponential gaps: the coefficient of variation is 1.
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    assert!((sd / mean - 1.0).abs() < 0.05, "cv {}", sd / mean);
+}
+
+#[test]
+fn the_mix_draws_do_not_move_sizes_or_senders() {
+    let mut f = group(Arrival::Poisson { rate_per_s: 100.0 }, 500);
+    f.size_dist = Some(EmpiricalDist { points: vec![(1e3, 0.5), (1e6, 1.0)], interpolation: Interpolation::Linear });
+    f.sender_mix = vec![SenderShare { sender: 0, fraction: 0.3 }, SenderShare { sender: 1, fraction: 0.7 }];
+    let draws = |f: &FlowConfig| {
+        let mut src = GroupSource::new(5, 0, f);
+        (0..500).map(|_| (src.next_start().unwrap(), src.draw(f))).collect::<Vec<_>>()
+    };
+    let a = draws(&f);
+    f.cca_mix = vec![
+        CcaShare { cca: "cubic".into(), cca_params: serde_json::Value::Null, fraction: 0.5 },
+        CcaShare { cca: "reno".into(), cca_params: serde_json::Value::Null, fraction: 0.5 },
+    ];
+    let b = draws(&f);
+    for ((ta, da), (tb, db)) in a.iter().zip(&b) {
+        assert_eq!((ta, da.size_bytes, da.sender), (tb, db.size_bytes, db.sender));
+    }
+    let cubic = b.iter().filter(|(_, d)| d.cca == 1).count();
+    assert!((200..300).contains(&cubic), "{cubic} of 500 drew the first CCA");
+    let s1 = a.iter().filter(|(_, d)| d.sender == 1).count();
+    assert!((310..390).contains(&s1), "{s1} of 500 on sender 1");
+    assert!(a.iter().all(|(t, _)| *t >= secs(1)) && a.windows(2).all(|w| w[0].0 <= w[1].0));
+}

@@ -1,0 +1,154 @@
+//! Traffic end to end: arrival processes, finished flows leaving, rate-limited
+//! sources, mice floods and workload reproducibility (issue 8's "Must show").
+
+mod common;
+
+use ccsim::config::*;
+use ccsim::trace::Column;
+use ccsim::units::{ms, secs};
+use common::*;
+
+fn finite_flows(cfg: &mut ExperimentConfig, arrival: Arrival, count: u64, size: u64) {
+    let mut f = flow(0, "reno", 0);
+    f.arrival = arrival;
+    f.count = count;
+    f.size_bytes = Some(size);
+    f.start_jitter_ns = 0;
+    cfg.flows.push(f);
+}
+
+fn strs(t: &ccsim::trace::Table, name: &str) -> Vec<String> {
+    match t.column(name) {
+        Some(Column::Dict { codes, values }) => codes.iter().map(|&c| values[c as usize].clone()).collect(),
+        _ => panic!("{name} is not a string column"),
+    }
+}
+
+#[test]
+fn staggered_arrivals_and_departures_appear_in_the_time_series_at_their_times() {
+    // One 2 MB flow every 2 s: each finishes long before the next arrives.
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(9);
+    cfg.warmup_ns = 0;
+    cfg.sample_interval_ns = ms(50);
+    finite_flows(&mut cfg, Arrival::Interval { every_ns: secs(2) }, 4, 2_000_000);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let starts = out.flows.u64s("start_ns");
+    assert_eq!(starts, &[secs(0), secs(2), secs(4), secs(6)]);
+    let fct = out.flows.i64s("fct_ns");
+    assert!(fct.iter().all(|&f| f > 0 && (f as u64) < secs(1)), "{fct:?}");
+    let ts_flow = out.flow_ts.u64s("flow_id");
+    let ts_time = out.flow_ts.u64s("time_ns");
+    for (k, (&start, &fct)) in starts.iter().zip(fct).enumerate() {
+        let times: Vec<u64> = ts_flow.iter().zip(ts_time).filter(|(&f, _)| f == k as u64).map(|(_, &t)| t).collect();
+        let (first, last) = (times[0], *times.last().unwrap());
+        // Sampled from the first sample at or after its start to the last before it ends.
+        assert!(first >= start && first < start + ms(50), "flow {k}: first sample {first}");
+        assert!(last <= start + fct as u64 && last + ms(50) > start + fct as u64, "flow {k}: last sample {last}");
+    }
+    assert_eq!(out.stats.max_concurrent_flows, 1, "each flow left before the next arrived");
+}
+
+#[test]
+fn poisson_mice_come_and_go_and_concurrency_stays_small() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(10);
+    cfg.warmup_ns = 0;
+    cfg.sample_interval_ns = 0;
+    // 10 KB flows offering 20 Mbit/s: 250 flows/s.
+    finite_flows(&mut cfg, Arrival::PoissonLoad { load_bps: 20e6 }, 1_000_000, 10_000);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let n = out.flows.num_rows();
+    assert!((2250..2750).contains(&n), "{n} arrivals in 10 s at 250/s");
+    let starts = out.flows.u64s("start_ns");
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]), "ids follow arrival order");
+    let completed = out.flows.i64s("fct_ns").iter().filter(|&&f| f >= 0).count();
+    assert!(completed + 10 >= n, "{completed} of {n} completed");
+    // Each flow lives ~2 RTTs; 250/s x 40 ms = 10 at once on average.
+    assert!(out.stats.max_concurrent_flows < 60, "max concurrent {}", out.stats.max_concurrent_flows);
+    let delivered: u64 = out.flows.u64s("delivered_bytes").iter().sum();
+    let offered = delivered as f64 * 8.0 / 10.0;
+    assert!((offered / 20e6 - 1.0).abs() < 0.1, "delivered {offered} bit/s");
+}
+
+#[test]
+fn the_same_workload_seed_gives_the_same_flows_under_other_ccas_and_engine_seeds() {
+    let run = |cca: &str, seed: u64| {
+        let mut cfg = dumbbell(100, &[10, 50], 1.0);
+        cfg.seed = seed;
+        cfg.workload_seed = Some(42);
+        cfg.duration_ns = secs(5);
+        cfg.sample_interval_ns = 0;
+        let mut f = flow(0, cca, 0);
+        f.arrival = Arrival::Poisson { rate_per_s: 100.0 };
+        f.count = 300;
+        f.size_dist = Some(EmpiricalDist { points: vec![(1e3, 0.3), (1e5, 0.9), (1e6, 1.0)], interpolation: Interpolation::Linear });
+        f.sender_mix = vec![SenderShare { sender: 0, fraction: 0.5 }, SenderShare { sender: 1, fraction: 0.5 }];
+        cfg.flows.push(f);
+        ccsim::run(&cfg).unwrap()
+    };
+    let (a, b) = (run("cubic", 1), run("reno", 2));
+    for col in ["start_ns", "base_rtt_ns", "sender"] {
+        assert_eq!(a.flows.u64s(col), b.flows.u64s(col), "{col}");
+    }
+    assert_eq!(a.flows.i64s("size_bytes"), b.flows.i64s("size_bytes"));
+    assert_eq!(strs(&a.flows, "cca")[0], "cubic");
+    assert_eq!(strs(&b.flows, "cca")[0], "reno");
+    let rtts = a.flows.u64s("base_rtt_ns");
+    assert!(rtts.contains(&ms(10)) && rtts.contains(&ms(50)), "per-flow RTTs from the sender mix");
+    assert_ne!(a.flows.i64s("fct_ns"), b.flows.i64s("fct_ns"), "the CCAs did run differently");
+}
+
+#[test]
+fn a_rate_limited_flow_holds_its_rate_and_its_cca_sees_app_limited_samples() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(10);
+    cfg.warmup_ns = secs(2);
+    let mut f = flow(0, "cubic", 0);
+    f.app = App::RateLimited { rate_bps: 20_000_000, on_ns: None, off_ns: None };
+    cfg.flows.push(f);
+    let mut onoff = flow(0, "cubic", 0);
+    onoff.app = App::RateLimited { rate_bps: 30_000_000, on_ns: Some(ms(500)), off_ns: Some(ms(1500)) };
+    cfg.flows.push(onoff);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let g = goodputs(&cfg, &out);
+    assert!((g[0] / 20e6 - 1.0).abs() < 0.03, "rate-limited goodput {}", g[0]);
+    // On a quarter of the time at 30 Mbit/s.
+    assert!((g[1] / 7.5e6 - 1.0).abs() < 0.05, "on/off goodput {}", g[1]);
+    let app_limited = out.flows.u64s("app_limited_samples");
+    let delivered = out.flows.u64s("segs_delivered");
+    assert!(app_limited[0] * 2 > delivered[0] / 2, "{app_limited:?} of ~{delivered:?}/2 ACKs");
+    assert_eq!(out.flows.u64s("segs_retrans")[0], 0, "20 of 100 Mbit/s never fills the queue");
+}
+
+#[test]
+fn a_mice_flood_takes_about_its_offered_share_from_an_elastic_flow() {
+    let mut cfg = dumbbell(100, &[20], 2.0);
+    cfg.duration_ns = secs(20);
+    cfg.warmup_ns = secs(5);
+    cfg.sample_interval_ns = 0;
+    cfg.flows.push(flow(0, "cubic", 0));
+    let mut mice = flow(0, "reno", secs(1));
+    mice.group = "mice".into();
+    mice.arrival = Arrival::PoissonLoad { load_bps: 30e6 };
+    mice.count = 1_000_000;
+    mice.size_bytes = Some(20_000);
+    mice.handshake = true;
+    cfg.flows.push(mice);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let g = goodputs(&cfg, &out);
+    let elastic = g[0];
+    let groups = strs(&out.flows, "group");
+    let (d, w) = (out.flows.u64s("delivered_bytes"), out.flows.u64s("delivered_bytes_at_warmup"));
+    let mice_bits: u64 = (0..d.len()).filter(|&i| groups[i] == "mice").map(|i| d[i] - w[i]).sum::<u64>() * 8;
+    let mice_rate = mice_bits as f64 / 15.0;
+    assert!((mice_rate / 30e6 - 1.0).abs() < 0.1, "mice took {mice_rate} bit/s");
+    assert!((60e6..75e6).contains(&elastic), "elastic flow kept {elastic} bit/s of 100");
+    // Every completed mouse paid its handshake: FCT above 2 base RTTs (SYN + data).
+    let fct = out.flows.i64s("fct_ns");
+    assert!((1..d.len()).filter(|&i| fct[i] > 0).all(|i| fct[i] as u64 >= ms(40)));
+}

@@ -1,0 +1,163 @@
+"""Traffic and workloads from the spec to the tables (docs/traffic.md): arrival fields,
+distributions, per-flow RTT senders, FCT against eFCT, memory bounded by concurrency."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ccbench.api import run
+from ccbench.metrics.fct import expected_fct
+from ccbench.spec import Experiment, SpecError
+from ccbench.spec.traffic import load_cdf, mean_of, shipped_distributions
+
+BASE: dict[str, Any] = {
+    "experiment": {"name": "t", "duration": "10s", "sample_interval": "0s"},
+    "bottleneck": {"rate": "100Mbit", "delay": "5ms", "buffer": "1BDP"},
+    "senders": [{"name": "a", "rtt": "40ms"}],
+}
+
+
+def spec(*flows: dict[str, Any], **experiment: Any) -> dict[str, Any]:
+    return {**BASE, "experiment": {**BASE["experiment"], **experiment}, "flows": list(flows)}
+
+
+def test_shipped_distributions_load_and_name_their_sources() -> None:
+    assert {"websearch", "datamining", "fb_hadoop"} <= set(shipped_distributions())
+    for name in shipped_distributions():
+        pts = load_cdf(name)
+        assert pts[-1][1] == 1.0 and all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:], strict=False))
+        text = (Path(__file__).parent.parent / "python/ccbench/data/distributions" / f"{name}.cdf").read_text()
+        assert "SIGCOMM" in text, f"{name} names its source"
+    # DCTCP's web search: mean ~1.6 MB (the HPCC file's linear interpolation).
+    assert 1.5e6 < mean_of(load_cdf("websearch")) < 1.8e6
+
+
+@pytest.mark.parametrize(
+    ("flow", "field", "words"),
+    [
+        ({"arrival": "interval"}, "flows[0]", "needs `interval`"),
+        ({"arrival": "poisson"}, "flows[0]", "exactly one of `arrival_rate`"),
+        ({"arrival": "poisson", "load": "10Mbit"}, "flows[0]", "needs finite flows"),
+        ({"window": "1s"}, "flows[0]", "only for arrival = 'uniform'"),
+        ({"sizes": "nope"}, "flows[0]", "neither a shipped distribution"),
+        ({"mix": [{"cca": "cubic", "fraction": 0.5}]}, "flows[0]", "add up to 1"),
+        ({"on": "1s", "off": "1s"}, "flows[0]", "with `rate`"),
+    ],
+)
+def test_bad_traffic_fields_are_named(flow: dict[str, Any], field: str, words: str) -> None:
+    with pytest.raises(SpecError) as e:
+        Experiment.from_dict(spec({"cca": "reno", **flow}))
+    assert field in str(e.value) and words in str(e.value)
+
+
+def test_resolve_writes_the_engine_traffic_fields(tmp_path: Path) -> None:
+    rtts = tmp_path / "rtts.cdf"
+    rtts.write_text("# ms cumulative\n10 0.25\n80 1\n")
+    exp = Experiment.from_dict(
+        spec(
+            {"cca": "reno"},
+            {
+                "cca": "cubic",
+                "arrival": "poisson",
+                "load": "20Mbit",
+                "sizes": "websearch",
+                "rtts": str(rtts),
+                "mix": [{"cca": "cubic", "fraction": 0.25}, {"cca": "reno", "fraction": 0.75}],
+            },
+            workload_seed=9,
+        )
+    )
+    cfg = exp.resolve()
+    assert cfg["workload_seed"] == 9
+    f = cfg["flows"][1]
+    assert f["arrival"] == {"kind": "poisson_load", "load_bps": 20e6}
+    assert f["count"] == 1_000_000  # until the end of the run
+    assert f["size_dist"]["points"][-1] == [30_000_000.0, 1.0]
+    assert [m["cca"] for m in f["cca_mix"]] == ["cubic", "reno"]
+    senders = cfg["topology"]["senders"]
+    assert [(s["name"], s["rtt_ns"]) for s in senders] == [("a", 40e6), ("a@10ms", 10e6), ("a@80ms", 80e6)]
+    assert f["sender_mix"] == [{"sender": 1, "fraction": 0.25}, {"sender": 2, "fraction": 0.75}]
+    assert "arrival" not in cfg["flows"][0]
+
+
+def test_a_lone_finite_flow_completes_within_one_rtt_of_its_efct(tmp_path: Path) -> None:
+    for size in (5_000, 200_000, 3_000_000):
+        exp = Experiment.from_dict(spec({"cca": "reno", "size": f"{size}B", "start_jitter": "0s"}))
+        res = run(exp, tmp_path / f"r{size}")
+        fct = res.summary()["fct"]
+        row = fct.iloc[0]
+        efct = expected_fct(size, capacity_bps=100e6, rtt_s=0.04, icwnd_bytes=10 * 1448)
+        assert row["completed"]
+        assert abs(row["fct_s"] - efct) <= 0.04, (size, row["fct_s"], efct)
+        assert abs(row["efct_s"] - efct) < 0.002  # min RTT ~ the base RTT on an idle path
+
+
+def test_a_workload_runs_and_the_summary_has_slowdown_by_size(tmp_path: Path) -> None:
+    exp = Experiment.from_dict(
+        spec(
+            {"cca": "cubic", "arrival": "poisson", "load": "30Mbit", "sizes": "fb_hadoop", "handshake": True},
+            duration="8s",
+            workload_seed=3,
+        )
+    )
+    res = run(exp, tmp_path / "w")
+    s = res.summary()
+    by = s["fct_by_size"]
+    assert by["flows"].sum() == len(res.flows) > 50
+    # With its handshake no flow beats its ideal FCT by much (without, a one-packet
+    # flow completes in half an RTT: the receiver has it; eFCT counts a whole RTT).
+    assert (by["median"].dropna() >= 0.9).all(), by
+    assert {"end_ns", "base_rtt_ns", "segs_retrans", "efct_s"} <= set(s["fct"].columns)
+
+
+def test_interval_arrivals_through_the_api(tmp_path: Path) -> None:
+    exp = Experiment.from_dict(
+        spec({"cca": "cubic", "arrival": "interval", "interval": "2s", "count": 4, "size": "1MB"}, sample_interval="100ms")
+    )
+    res = run(exp, tmp_path / "i")
+    assert list(res.flows["start_ns"]) == [0, 2_000_000_000, 4_000_000_000, 6_000_000_000]
+    ts = res.flow_ts
+    first = ts.groupby("flow_id")["time_ns"].min().to_numpy()
+    assert np.all(first - res.flows["start_ns"].to_numpy() < 100_000_000)
+
+
+PEAK_RSS = textwrap.dedent(
+    """
+    import json, resource, sys
+    from ccbench import _core
+    cfg = json.loads(sys.argv[1])
+    _core.run(json.dumps(cfg))
+    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    """
+)
+
+
+def _peak_rss_kib(flows: int) -> int:
+    cfg = Experiment.from_dict(
+        spec(
+            {"cca": "reno", "arrival": "poisson", "arrival_rate": flows / 9.0, "count": flows, "size": "3KB"},
+            duration="10s",
+        )
+    ).resolve()
+    out = subprocess.run([sys.executable, "-c", PEAK_RSS, json.dumps(cfg)], capture_output=True, text=True, check=True)
+    return int(out.stdout.split()[-1])
+
+
+def test_memory_grows_with_concurrent_not_total_flows() -> None:
+    # 10^6 short flows are accepted...
+    big = Experiment.from_dict(spec({"cca": "reno", "arrival": "poisson", "arrival_rate": 1e5, "count": 1_000_000, "size": "3KB"}))
+    assert big.resolve()["flows"][0]["count"] == 1_000_000
+    # ...and, scaled down, 4x the flows at 4x the rate (the same few at once) cost
+    # only their table rows: well under 1 KB per flow, where a live flow's TCP state
+    # alone is several KB.
+    small, large = _peak_rss_kib(5_000), _peak_rss_kib(20_000)
+    per_flow = (large - small) * 1024 / 15_000
+    assert per_flow < 1024, f"{per_flow:.0f} bytes per extra flow ({small} -> {large} KiB)"
