@@ -161,3 +161,51 @@ def test_memory_grows_with_concurrent_not_total_flows() -> None:
     small, large = _peak_rss_kib(5_000), _peak_rss_kib(20_000)
     per_flow = (large - small) * 1024 / 15_000
     assert per_flow < 1024, f"{per_flow:.0f} bytes per extra flow ({small} -> {large} KiB)"
+
+
+def test_udp_sources_and_bursts_resolve_and_reject_what_they_cannot_take() -> None:
+    cfg = Experiment.from_dict(
+        spec(
+            {"cca": "cubic"},
+            {"transport": "udp", "bursts": [{"at": "3s", "duration": "2s", "rate": "40Mbit"}], "packet": "1000B"},
+        )
+    ).resolve()
+    f = cfg["flows"][1]
+    assert f["cca"] == "udp" and f["group"] == "udp"
+    assert f["app"] == {
+        "kind": "udp",
+        "rate_bps": 0,
+        "on_ns": None,
+        "off_ns": None,
+        "bursts": [{"start_ns": 3_000_000_000, "end_ns": 5_000_000_000, "rate_bps": 40_000_000}],
+        "packet_bytes": 1000,
+    }
+    for bad, words in (
+        ({"transport": "udp"}, "needs `rate` or `bursts`"),
+        ({"transport": "udp", "rate": "1Mbit", "size": "10KB"}, "takes no `size`"),
+        ({"cca": "udp"}, "'udp' is not a CCA"),
+        ({"cca": "cubic", "bursts": [{"at": "1s", "duration": "1s", "rate": "1Mbit"}]}, "for transport = 'udp'"),
+    ):
+        with pytest.raises(SpecError, match="flows") as e:
+            Experiment.from_dict(spec(bad))
+        assert words in str(e.value)
+
+
+def test_a_dos_burst_through_the_api_dents_the_elastic_flow(tmp_path: Path) -> None:
+    exp = Experiment.from_dict(
+        spec(
+            {"cca": "cubic"},
+            {"name": "dos", "transport": "udp", "bursts": [{"at": "4s", "duration": "3s", "rate": "80Mbit"}]},
+            sample_interval="500ms",
+            duration="20s",
+        )
+    )
+    res = run(exp, tmp_path / "d")
+    ts = res.flow_ts
+    elastic = ts[ts["flow_id"] == 0].set_index("time_ns")["delivered_bytes"]
+
+    def rate(a: int, b: int) -> float:
+        return float(elastic[b * 10**9] - elastic[a * 10**9]) * 8 / (b - a)
+
+    # Down during the burst, back up after it (CUBIC regrows over seconds).
+    assert rate(2, 4) > 80e6 and rate(5, 7) < 30e6 and rate(16, 20) > 80e6, [rate(a, a + 2) for a in range(0, 20, 2)]

@@ -17,7 +17,7 @@ pub use crate::qdisc::pie::PieConfig;
 pub use crate::qdisc::prio::{Classifier, PrioConfig};
 pub use crate::qdisc::red::RedConfig;
 pub use crate::qdisc::tbf::TbfConfig;
-pub use crate::traffic::{App, Arrival, CcaShare, EmpiricalDist, Interpolation, SenderShare};
+pub use crate::traffic::{App, Arrival, Burst, CcaShare, EmpiricalDist, Interpolation, SenderShare};
 use crate::units::{Bps, Bytes, Time};
 
 /// Most flows one experiment may have (the front end allows the same).
@@ -476,7 +476,7 @@ impl ExperimentConfig {
             if f.size_bytes == Some(0) {
                 return Err(format!("flows[{i}].size_bytes: must be > 0"));
             }
-            if !crate::cc::registry::is_external(&f.cca) {
+            if !f.app.is_udp() && !crate::cc::registry::is_external(&f.cca) {
                 crate::cc::build(&f.cca, &f.cca_params).map_err(|e| format!("flows[{i}].cca: {e}"))?;
             }
             crate::traffic::validate(i, f)?;

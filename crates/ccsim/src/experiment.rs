@@ -17,7 +17,10 @@ use std::collections::BTreeSet;
 use crate::config::{ExperimentConfig, FlowConfig};
 use crate::host::{noise, Host, HostConfig};
 use crate::net::feedback::reverse_entry_hop;
-use crate::net::{Ack, Ecn, FeedbackRequest, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES, HEADER_BYTES};
+use crate::net::{
+    Ack, Ecn, FeedbackRequest, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES, HEADER_BYTES,
+    UDP_HEADER_BYTES,
+};
 use crate::net::link::LinkWake;
 use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
@@ -44,6 +47,8 @@ enum Event {
     GroupArrival(u32),
     /// A rate-limited application writes what is due.
     AppWrite(u32),
+    /// A UDP source sends its next datagram.
+    UdpSend(u32),
     RateChange(LinkId, u32),
     /// A host's NAPI poll: process the packets that reached it (see `host::napi`).
     HostPoll(u32),
@@ -72,12 +77,23 @@ struct FlowRt {
     app_segs: u64,
 }
 
-/// Every flow that arrived: where its packets go, its row, and its state while it runs.
+/// An inelastic (UDP) source: what it sent and what arrived.
+#[derive(Debug, Default)]
+struct UdpRt {
+    seq: u64,
+    delivered_bytes: u64,
+    delivered_at_warmup: u64,
+    stopped: bool,
+}
+
+/// Every flow that arrived: where its packets go, its row, and its state while it
+/// runs (TCP endpoints, or a UDP source, kept to the end).
 #[derive(Debug)]
 struct FlowSlot {
     path: FlowPath,
     row: FlowRow,
     rt: Option<Box<FlowRt>>,
+    udp: Option<Box<UdpRt>>,
 }
 
 /// Interval of a rate-limited application's writes (iperf3's default
@@ -306,7 +322,7 @@ impl<'a, 'e> World<'a, 'e> {
             mss: f.mss,
             ..FlowRow::default()
         };
-        FlowSlot { path, row, rt: None }
+        FlowSlot { path, row, rt: None, udp: None }
     }
 
     /// The TCP endpoints of flow `id`, created when it starts.
@@ -487,7 +503,13 @@ impl<'a, 'e> World<'a, 'e> {
                 self.schedule_arrival(g as usize);
             }
             Event::AppWrite(f) => self.app_write(now, f),
+            Event::UdpSend(f) => self.udp_send(now, f),
             Event::FlowStop(f) => {
+                if let Some(u) = self.flows[f as usize].udp.as_deref_mut() {
+                    u.stopped = true;
+                    self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
+                    return;
+                }
                 let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 flow.sender.stop();
                 self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
@@ -521,10 +543,15 @@ impl<'a, 'e> World<'a, 'e> {
             Event::Warmup => {
                 self.warmup_passed = true;
                 for &f in &self.live {
-                    let flow = self.flows[f as usize].rt.as_deref_mut().expect("live flows have state");
-                    flow.delivered_at_warmup = flow.receiver.delivered_bytes;
-                    flow.counters_at_warmup = flow.sender.counters;
-                    flow.segs_delivered_at_warmup = flow.sender.tp.delivered;
+                    let slot = &mut self.flows[f as usize];
+                    if let Some(flow) = slot.rt.as_deref_mut() {
+                        flow.delivered_at_warmup = flow.receiver.delivered_bytes;
+                        flow.counters_at_warmup = flow.sender.counters;
+                        flow.segs_delivered_at_warmup = flow.sender.tp.delivered;
+                    }
+                    if let Some(u) = slot.udp.as_deref_mut() {
+                        u.delivered_at_warmup = u.delivered_bytes;
+                    }
                 }
                 for l in &mut self.links {
                     l.stats_at_warmup = l.queue.stats;
@@ -576,6 +603,12 @@ impl<'a, 'e> World<'a, 'e> {
                 }
                 self.resched_receiver(f);
             }
+            Payload::Datagram { .. } => {
+                self.stats.data_pkts_delivered += 1;
+                if let Some(u) = self.flows[f as usize].udp.as_deref_mut() {
+                    u.delivered_bytes += (p.wire_bytes - UDP_HEADER_BYTES) as u64;
+                }
+            }
             Payload::Ack(ack) => {
                 self.stats.ack_pkts_delivered += 1;
                 let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
@@ -589,8 +622,9 @@ impl<'a, 'e> World<'a, 'e> {
                 self.stats.feedback_pkts_delivered += 1;
                 let name = &self.links[fb.link as usize].name;
                 self.events.push(now, "feedback", f as i64, name, "", fb.sent_at as f64, fb.flows as f64);
+                let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 let mut out = std::mem::take(&mut self.seg_buf);
-                self.flows[f as usize].sender.on_feedback(now, &fb, &mut out);
+                flow.sender.on_feedback(now, &fb, &mut out);
                 self.emit_segments(now, f, &mut out);
                 self.seg_buf = out;
                 self.after_sender(now, f);
@@ -650,6 +684,10 @@ impl<'a, 'e> World<'a, 'e> {
             Payload::Feedback(_) => {
                 self.stats.feedback_pkts_dropped += 1;
                 f64::NAN
+            }
+            Payload::Datagram { seq } => {
+                self.stats.data_pkts_dropped += 1;
+                seq as f64
             }
         };
         let name = &self.links[l as usize].name;
@@ -755,8 +793,17 @@ impl<'a, 'e> World<'a, 'e> {
         }
     }
 
-    /// Flow `f` starts now: its TCP endpoints come to life and send.
+    /// Flow `f` starts now: its TCP endpoints come to life and send (or its UDP
+    /// source starts sending).
     fn start_flow(&mut self, now: Time, f: u32) {
+        if self.cfg.flows[self.flows[f as usize].row.group as usize].app.is_udp() {
+            self.flows[f as usize].udp = Some(Box::default());
+            self.live.insert(f);
+            self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.live.len() as u64);
+            self.events.push(now, "flow_start", f as i64, "", "", f64::NAN, f64::NAN);
+            self.udp_send(now, f);
+            return;
+        }
         let rt = match self.build_flow(f) {
             Ok(rt) => Box::new(rt),
             Err(e) => {
@@ -812,6 +859,41 @@ impl<'a, 'e> World<'a, 'e> {
         }
     }
 
+    /// A UDP source sends a datagram if its rate is above 0 now, and wakes at its
+    /// next datagram or rate change.
+    fn udp_send(&mut self, now: Time, f: u32) {
+        let slot = &mut self.flows[f as usize];
+        let app = &self.cfg.flows[slot.row.group as usize].app;
+        let App::Udp { packet_bytes, .. } = *app else { return };
+        let Some(u) = slot.udp.as_deref_mut() else { return };
+        if u.stopped {
+            return;
+        }
+        let (rate, change) = crate::traffic::udp_rate_at(app, slot.row.start_ns, now);
+        let next = if rate > 0 {
+            let p = Packet {
+                flow: f,
+                wire_bytes: packet_bytes,
+                route: slot.path.fwd_route,
+                hop: 0,
+                ecn: Ecn::NotEct,
+                payload: Payload::Datagram { seq: u.seq },
+            };
+            u.seq += 1;
+            slot.row.counters.segs_sent += 1;
+            let gap = ((packet_bytes as u128 * 8 * 1_000_000_000) / rate as u128).max(1) as Time;
+            let first = self.routes.hops(p.route)[0];
+            self.stats.data_pkts_sent += 1;
+            self.enqueue(now, first, p);
+            Some(change.map_or(now + gap, |c| c.min(now + gap)))
+        } else {
+            change
+        };
+        if let Some(t) = next.filter(|&t| t < self.cfg.duration_ns) {
+            self.q.schedule(t, Event::UdpSend(f));
+        }
+    }
+
     /// Flow `f` finished: keep its row, free its TCP state.
     fn retire(&mut self, f: u32) {
         let slot = &mut self.flows[f as usize];
@@ -832,7 +914,28 @@ impl<'a, 'e> World<'a, 'e> {
 
     fn sample(&mut self, now: Time) {
         for &i in &self.live {
-            let f = self.flows[i as usize].rt.as_deref().expect("live flows have state");
+            let slot = &self.flows[i as usize];
+            let Some(f) = slot.rt.as_deref() else {
+                if let Some(u) = slot.udp.as_deref() {
+                    self.flow_ts.push(&FlowSample {
+                        time_ns: now,
+                        flow_id: i as u64,
+                        delivered_bytes: u.delivered_bytes,
+                        cwnd_pkts: 0,
+                        ssthresh_pkts: -1,
+                        srtt_ns: 0,
+                        min_rtt_ns: -1,
+                        pacing_rate_bps: 0,
+                        inflight_pkts: 0,
+                        inflight_bytes: 0,
+                        retrans_total: 0,
+                        lost_total: 0,
+                        ca_state: "udp",
+                        cc: Default::default(),
+                    });
+                }
+                continue;
+            };
             let s = &f.sender;
             let tp = &s.tp;
             let cc = s.cca().metrics(tp);
@@ -875,6 +978,10 @@ impl<'a, 'e> World<'a, 'e> {
         for slot in &mut self.flows {
             if let Some(rt) = slot.rt.take() {
                 fill_row(&mut slot.row, &rt, false);
+            }
+            if let Some(u) = slot.udp.take() {
+                slot.row.delivered_bytes = u.delivered_bytes;
+                slot.row.delivered_bytes_at_warmup = u.delivered_at_warmup;
             }
         }
         let rows: Vec<FlowRow> = self.flows.drain(..).map(|s| s.row).collect();

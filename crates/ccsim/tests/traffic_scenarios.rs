@@ -152,3 +152,59 @@ fn a_mice_flood_takes_about_its_offered_share_from_an_elastic_flow() {
     let fct = out.flows.i64s("fct_ns");
     assert!((1..d.len()).filter(|&i| fct[i] > 0).all(|i| fct[i] as u64 >= ms(40)));
 }
+
+/// Goodput (bit/s) of flow `id` between two sample times, from `flow_ts`.
+fn goodput_between(out: &ccsim::RunOutput, id: u64, from: u64, to: u64) -> f64 {
+    let (f, t, d) = (out.flow_ts.u64s("flow_id"), out.flow_ts.u64s("time_ns"), out.flow_ts.u64s("delivered_bytes"));
+    let at = |time: u64| (0..f.len()).find(|&i| f[i] == id && t[i] == time).map(|i| d[i]).expect("a sample");
+    (at(to) - at(from)) as f64 * 8.0 / ((to - from) as f64 / 1e9)
+}
+
+#[test]
+fn a_dos_burst_window_shows_as_the_elastic_flows_dip_and_recovery() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(30);
+    cfg.warmup_ns = 0;
+    cfg.sample_interval_ns = ms(500);
+    cfg.flows.push(flow(0, "cubic", 0));
+    let mut dos = flow(0, "udp", 0);
+    dos.app = App::Udp {
+        rate_bps: 0,
+        on_ns: None,
+        off_ns: None,
+        bursts: vec![Burst { start_ns: secs(10), end_ns: secs(20), rate_bps: 80_000_000 }],
+        packet_bytes: 1500,
+    };
+    cfg.flows.push(dos);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let before = goodput_between(&out, 0, secs(5), secs(10));
+    let during = goodput_between(&out, 0, secs(12), secs(20));
+    let after = goodput_between(&out, 0, secs(25), secs(30));
+    let udp = goodput_between(&out, 1, secs(11), secs(20));
+    assert!(before > 85e6, "before the burst {before}");
+    assert!(during < 25e6, "during the burst {during}");
+    assert!(after > 85e6, "recovered {after}");
+    // The inelastic burst keeps sending at its rate whatever is dropped: it gets
+    // most of its 80 Mbit/s through a 100 Mbit/s bottleneck it shares with CUBIC.
+    assert!((60e6..81e6).contains(&udp), "burst delivered {udp}");
+    assert_eq!(goodput_between(&out, 1, secs(21), secs(29)), 0.0, "silent outside the burst");
+}
+
+#[test]
+fn a_udp_on_off_source_sends_at_its_rate_in_on_periods_only() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(8);
+    cfg.warmup_ns = 0;
+    let mut cbr = flow(0, "udp", 0);
+    cbr.start_jitter_ns = 0;
+    cbr.app = App::Udp { rate_bps: 40_000_000, on_ns: Some(secs(1)), off_ns: Some(secs(1)), bursts: vec![], packet_bytes: 1000 };
+    cfg.flows.push(cbr);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let sent = out.flows.u64s("segs_sent")[0];
+    assert_eq!(sent, 4 * 5000, "4 on-seconds at 40 Mbit/s in 1000-byte datagrams");
+    let delivered = out.flows.u64s("delivered_bytes")[0];
+    assert!(delivered <= 4 * 5000 * 972 && delivered > 4 * 4990 * 972, "{delivered}");
+    assert_eq!(out.stats.data_pkts_dropped, 0);
+}

@@ -445,7 +445,16 @@ class Experiment(_Model):
             out["sender_mix"] = mix
         if f.handshake:
             out["handshake"] = True
-        if f.rate is not None:
+        if f.transport == "udp":
+            out["app"] = {
+                "kind": "udp",
+                "rate_bps": f.rate or 0,
+                "on_ns": f.on,
+                "off_ns": f.off,
+                "bursts": [{"start_ns": b.at, "end_ns": b.at + b.duration, "rate_bps": b.rate} for b in f.bursts],
+                "packet_bytes": int(f.packet.value) if f.packet is not None else 1500,
+            }
+        elif f.rate is not None:
             out["app"] = {"kind": "rate_limited", "rate_bps": f.rate, "on_ns": f.on, "off_ns": f.off}
         return out
 

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import pycca
 from ..engine import CcaCatalog
 from .fields import Duration, OptDuration, OptName, OptRate, OptSize, _Model
-from .traffic import Arrival, CcaShare, load_cdf, mean_of
+from .traffic import Arrival, BurstSpec, CcaShare, load_cdf, mean_of
 
 #: Linux's minimum RTO (``TCP_RTO_MIN``).
 DEFAULT_MIN_RTO_NS = 200_000_000
@@ -26,7 +26,8 @@ class FlowSpec(_Model):
     name: OptName = Field(None, description="group label of these flows in the result tables; default: the CCA name")
     sender: OptName = Field(None, description="name of the sending host; may be omitted when there is one sender")
     cca: str = Field(
-        description="congestion control algorithm, e.g. 'cubic', or a Python one: 'python:mypkg.mymod:MyCca'"
+        description="congestion control algorithm, e.g. 'cubic', or a Python one: 'python:mypkg.mymod:MyCca' "
+        "('udp' with transport = 'udp')"
     )
     params: dict[str, Any] = Field(default_factory=dict, description="CCA parameter overrides")
     count: int = Field(1, ge=1, le=MAX_FLOWS, description="number of identical flows")
@@ -58,6 +59,13 @@ class FlowSpec(_Model):
     rtts: str | None = Field(None, description="per-flow base RTT drawn from a distribution (ms): a shipped name or a CDF file")
     mix: list[CcaShare] = Field(default_factory=list, description="CCA mix: [{cca='bbr', fraction=0.5}, ...]")
     rate: OptRate = Field(None, description="rate-limited application (like iperf3 -b), e.g. '40Mbit'")
+    transport: Literal["tcp", "udp"] = Field(
+        "tcp", description="'udp': an inelastic source sending at `rate` (and `bursts`), no congestion control"
+    )
+    bursts: list[BurstSpec] = Field(
+        default_factory=list, description="transport = 'udp': bursts [{at='32s', duration='10s', rate='40Mbit'}]"
+    )
+    packet: OptSize = Field(None, description="transport = 'udp': datagram size on the wire (default 1500B)")
     handshake: bool = Field(
         False, description="each flow opens its connection first: data starts one base RTT after it arrives"
     )
@@ -66,10 +74,15 @@ class FlowSpec(_Model):
 
     @model_validator(mode="before")
     @classmethod
-    def _poisson_count(cls, data: Any) -> Any:
+    def _defaults(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
         # Poisson arrivals continue until the end of the run unless `count` caps them.
-        if isinstance(data, dict) and data.get("arrival") == "poisson" and "count" not in data:
-            return {**data, "count": MAX_FLOWS}
+        if data.get("arrival") == "poisson" and "count" not in data:
+            data = {**data, "count": MAX_FLOWS}
+        # A UDP source has no CCA: its label is 'udp'.
+        if data.get("transport") == "udp" and "cca" not in data:
+            data = {**data, "cca": "udp"}
         return data
 
     @model_validator(mode="after")
@@ -97,6 +110,20 @@ class FlowSpec(_Model):
             raise ValueError(f"the `mix` fractions must add up to 1, not {sum(m.fraction for m in self.mix):g}")
         if (self.on is None) != (self.off is None) or ((self.on is not None) and self.rate is None):
             raise ValueError("`on` and `off` go together, with `rate` (an on/off source)")
+        if self.transport == "udp":
+            if self.cca != "udp":
+                raise ValueError("a UDP source has no CCA: leave `cca` out (or 'udp')")
+            if self.rate is None and not self.bursts:
+                raise ValueError("transport = 'udp' needs `rate` or `bursts`")
+            if self.size is not None or self.sizes is not None or self.mix or self.handshake:
+                raise ValueError("a UDP source takes no `size`, `sizes`, `mix` or `handshake`")
+            if self.packet is not None and (self.packet.kind != "bytes" or not 28 < self.packet.value <= 65535):
+                raise ValueError("`packet` must be a size in bytes in (28B, 65535B]")
+        else:
+            if self.cca == "udp":
+                raise ValueError("'udp' is not a CCA: for an inelastic source set transport = 'udp'")
+            if self.bursts or self.packet is not None:
+                raise ValueError("`bursts` and `packet` are for transport = 'udp'")
         if self.on == 0 or self.rate == 0:
             raise ValueError("`rate` and `on` must be > 0")
         return self
@@ -138,7 +165,7 @@ class FlowSpec(_Model):
             pycca.resolve(v)
             return v
         cat: CcaCatalog | None = (info.context or {}).get("ccas")
-        if cat is not None and cat.get(v) is None:
+        if cat is not None and cat.get(v) is None and v != "udp":
             raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
         if not v:
             raise ValueError("'' is not a CCA name")
@@ -158,7 +185,7 @@ class FlowSpec(_Model):
         if isinstance(cca, str) and pycca.is_python_cca(cca):
             pycca.check_params(cca, v)
             return v
-        if cat is not None and cca is not None:
+        if cat is not None and cca is not None and cca != "udp":
             try:
                 cat.check(cca, v)
             except ValueError as e:

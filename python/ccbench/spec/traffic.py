@@ -10,14 +10,24 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from .fields import Name, _Model
+from .. import pycca
+from ..engine import CcaCatalog
+from .fields import Duration, Name, Rate, _Model
 
 #: Shipped distributions, one ``<name>.cdf`` file each, with their sources in the header.
 DISTRIBUTIONS_DIR = Path(__file__).resolve().parent.parent / "data" / "distributions"
 
 Arrival = Literal["fixed", "interval", "uniform", "poisson"]
+
+
+class BurstSpec(_Model):
+    """One entry of ``flows[*].bursts``: an inelastic burst at ``rate`` for ``duration`` from ``at``."""
+
+    at: Duration = Field(description="start of the burst, e.g. '32s'")
+    duration: Duration = Field(description="length of the burst, e.g. '10s'")
+    rate: Rate = Field(description="sending rate during the burst, e.g. '40Mbit'")
 
 
 class CcaShare(_Model):
@@ -26,6 +36,17 @@ class CcaShare(_Model):
     cca: Name = Field(description="congestion control algorithm of this share")
     fraction: float = Field(gt=0, le=1, description="share of the group's flows, e.g. 0.5")
     params: dict[str, Any] = Field(default_factory=dict, description="CCA parameter overrides")
+
+    @field_validator("cca")
+    @classmethod
+    def _known(cls, v: str, info: ValidationInfo) -> str:
+        if pycca.is_python_cca(v):
+            pycca.resolve(v)
+            return v
+        cat: CcaCatalog | None = (info.context or {}).get("ccas")
+        if cat is not None and cat.get(v) is None:
+            raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
+        return v
 
 
 def shipped_distributions() -> list[str]:

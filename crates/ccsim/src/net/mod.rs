@@ -65,7 +65,12 @@ pub enum Payload {
     Ack(Ack),
     /// A network element's message to the flow's sender (see [`feedback`]).
     Feedback(NetworkFeedback),
+    /// A datagram of an inelastic (UDP) source: no ACK, no congestion control.
+    Datagram { seq: u64 },
 }
+
+/// IPv4 + UDP header bytes of a datagram.
+pub const UDP_HEADER_BYTES: u32 = 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packet {
@@ -81,6 +86,6 @@ pub struct Packet {
 
 impl Packet {
     pub fn is_data(&self) -> bool {
-        matches!(self.payload, Payload::Data(_))
+        matches!(self.payload, Payload::Data(_) | Payload::Datagram { .. })
     }
 }

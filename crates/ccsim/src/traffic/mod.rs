@@ -87,6 +87,69 @@ pub enum App {
         #[serde(default)]
         off_ns: Option<Time>,
     },
+    /// An inelastic UDP source: datagrams of `packet_bytes` (on the wire) at
+    /// `rate_bps` (constant bit rate), on/off with `on_ns`/`off_ns`, and at each
+    /// burst's rate during its interval (DoS bursts; `rate_bps` may then be 0).
+    Udp {
+        rate_bps: Bps,
+        #[serde(default)]
+        on_ns: Option<Time>,
+        #[serde(default)]
+        off_ns: Option<Time>,
+        #[serde(default)]
+        bursts: Vec<Burst>,
+        #[serde(default = "default_datagram_bytes")]
+        packet_bytes: u32,
+    },
+}
+
+impl App {
+    pub fn is_udp(&self) -> bool {
+        matches!(self, App::Udp { .. })
+    }
+}
+
+/// A burst of an inelastic source: `rate_bps` over `[start_ns, end_ns)` (absolute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub start_ns: Time,
+    pub end_ns: Time,
+    pub rate_bps: Bps,
+}
+
+/// Default UDP datagram size on the wire (a full Ethernet MTU).
+fn default_datagram_bytes() -> u32 {
+    1500
+}
+
+/// The sending rate of a UDP source at `now` and when it next changes: a burst
+/// covering `now` sets it; otherwise `rate_bps`, during on periods only (counted
+/// from `start`) if the source is on/off.
+pub fn udp_rate_at(app: &App, start: Time, now: Time) -> (Bps, Option<Time>) {
+    let App::Udp { rate_bps, on_ns, off_ns, bursts, .. } = app else { return (0, None) };
+    if let Some(b) = bursts.iter().find(|b| b.start_ns <= now && now < b.end_ns) {
+        return (b.rate_bps, Some(b.end_ns));
+    }
+    let next_burst = bursts.iter().map(|b| b.start_ns).filter(|&t| t > now).min();
+    let (rate, change) = match (on_ns, off_ns) {
+        (Some(on), Some(off)) => {
+            let period = on + off;
+            let into = (now - start) % period;
+            let period_start = now - into;
+            if into < *on {
+                (*rate_bps, Some(period_start + on))
+            } else {
+                (0, Some(period_start + period))
+            }
+        }
+        _ => (*rate_bps, None),
+    };
+    let change = match (change, next_burst) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    (rate, change)
 }
 
 /// What a flow of a group turned out to be.
@@ -268,12 +331,31 @@ pub fn validate(i: usize, f: &FlowConfig) -> Result<(), String> {
     if !f.sender_mix.is_empty() && f.sender_mix.iter().map(|s| s.fraction).sum::<f64>() <= 0.0 {
         return Err(format!("flows[{i}].sender_mix: the fractions must not all be 0"));
     }
-    if let App::RateLimited { rate_bps, on_ns, off_ns } = f.app {
-        if rate_bps == 0 {
-            return Err(format!("flows[{i}].app.rate_bps: must be > 0"));
+    match &f.app {
+        App::Bulk => {}
+        &App::RateLimited { rate_bps, on_ns, off_ns } => {
+            if rate_bps == 0 {
+                return Err(format!("flows[{i}].app.rate_bps: must be > 0"));
+            }
+            if on_ns.is_some() != off_ns.is_some() || on_ns == Some(0) {
+                return Err(format!("flows[{i}].app: on_ns and off_ns go together, and on_ns must be > 0"));
+            }
         }
-        if on_ns.is_some() != off_ns.is_some() || on_ns == Some(0) {
-            return Err(format!("flows[{i}].app: on_ns and off_ns go together, and on_ns must be > 0"));
+        App::Udp { rate_bps, on_ns, off_ns, bursts, packet_bytes } => {
+            if on_ns.is_some() != off_ns.is_some() || *on_ns == Some(0) {
+                return Err(format!("flows[{i}].app: on_ns and off_ns go together, and on_ns must be > 0"));
+            }
+            if *packet_bytes <= crate::net::UDP_HEADER_BYTES || *packet_bytes > 65_535 {
+                return Err(format!("flows[{i}].app.packet_bytes: must be in (28, 65535]"));
+            }
+            if *rate_bps == 0 && bursts.is_empty() {
+                return Err(format!("flows[{i}].app.rate_bps: must be > 0 (or give bursts)"));
+            }
+            for (k, b) in bursts.iter().enumerate() {
+                if b.end_ns <= b.start_ns || b.rate_bps == 0 {
+                    return Err(format!("flows[{i}].app.bursts[{k}]: end must be after start and the rate > 0"));
+                }
+            }
         }
     }
     Ok(())

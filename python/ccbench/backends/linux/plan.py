@@ -36,6 +36,8 @@ KERNEL_CCA = {"bbr1": "bbr"}
 #: added, and the manifest records the measured idle RTT.
 NATURAL_RTT_NS = 200_000
 #: One iperf3 client and server per flow: more would swamp the two cores.
+#: `[[flows]]` traffic fields (docs/traffic.md) only the simulator runs.
+TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "rate", "on", "off", "handshake", "transport", "bursts")
 MAX_FLOWS = 64
 #: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
 TBF_BURST_PACKETS = 2
@@ -199,7 +201,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             f"experiment.sample_interval = {format_duration(e.sample_interval)!r} is too fine for sampling the "
             f"kernel with ss and tc; use at least {format_duration(MIN_SAMPLE_INTERVAL_NS)}"
         )
-    n_flows = sum(f.count for f in exp.flows)
+    n_flows = round(sum(f.expected_count(e.duration) for f in exp.flows))
     if n_flows > MAX_FLOWS:
         problems.append(f"{n_flows} flows: the linux backend runs one iperf3 pair per flow, at most {MAX_FLOWS}")
     # --- flows
@@ -214,6 +216,13 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             problems.append(
                 f"{path}.cca = {f.cca!r} needs the kernel CCA {kcca!r}, which this kernel does not provide "
                 f"(it has: {', '.join(kernel.ccas) or 'none'})"
+            )
+        traffic = [
+            k for k in TRAFFIC_FIELDS if getattr(f, k) != type(f).model_fields[k].get_default(call_default_factory=True)
+        ]
+        if traffic:
+            problems.append(
+                f"{path}: {', '.join(traffic)} (docs/traffic.md) are simulator features the linux backend does not run yet"
             )
         if f.params:
             problems.append(
