@@ -183,7 +183,7 @@ def _sampled_rows(exp: Experiment, f: Any, samples: int, rate_bps: int) -> int:
     n = f.expected_count(exp.experiment.duration)
     if not f.is_lazy() or not math.isfinite(f.mean_size_bytes()) or samples == 0:
         return math.ceil(samples * n)
-    life_ns = 4 * max(s.rtt for s in exp.senders) + f.mean_size_bytes() * 8e9 / rate_bps
+    life_ns = 4 * max(exp.sender_rtt(i) for i in range(len(exp.senders))) + f.mean_size_bytes() * 8e9 / rate_bps
     return math.ceil(n * min(samples, 1 + life_ns / exp.experiment.sample_interval))
 
 

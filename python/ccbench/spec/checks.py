@@ -69,15 +69,17 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
     for i, f in enumerate(x.flows):
         path = f"flows[{i}]"
         total += 0 if f.is_lazy() else f.count  # flows arriving over time stop at their own count
-        if f.rtts is not None:
+        if f.rtts is not None and not structural and (f.sender is None or f.sender in names):
             from .traffic import rtt_bins
 
-            low = [r for r, _ in rtt_bins(f.rtts) if r == 0 or r < 2 * b.delay]
+            # A per-flow RTT covers at least the propagation delay of the sender's route.
+            prop = x.paths()[x.sender_index(f)].propagation_rtt_ns
+            low = [r for r, _ in rtt_bins(f.rtts) if r == 0 or r < prop]
             if low:
                 issues.append(
                     (
                         f"{path}.rtts",
-                        f"{format_duration(low[0])!r} is not allowed: every RTT must be > 0 and at least twice bottleneck.delay ({format_duration(b.delay)})",
+                        f"{format_duration(low[0])!r} is not allowed: every RTT must be > 0 and at least the propagation RTT of the sender's route ({format_duration(prop)})",
                     )
                 )
         if f.sender is None and len(names) > 1:
