@@ -86,15 +86,23 @@ def test_quick_keeps_buffers_in_bdp_multiples_of_the_scaled_rate():
     assert seen == {0.25, 1, 4, 16}
 
 
-def test_needs_come_from_validation_not_a_list():
-    """Removing the table the library cannot express makes the same scenario ready."""
-    (sc,) = select("recipe/q2-dos")
+def test_needs_come_from_validation_not_a_list(tmp_path):
+    """Giving what the library lacks (here the MAWI flow sizes, as a CDF file) makes the
+    same scenario ready; the traffic fields it uses (#8) validate as they are."""
+    (sc,) = select("bbr/mawi-same-cca")
     sp = plan_scenario(sc, "tiny")
-    assert any("traffic" in n and "#8" in n for n in needs(sp))
+    assert sp.valid_runs == 0 and any("distribution" in n and "'mawi'" in n for n in needs(sp))
     doc = scenario_sweep(sc, "tiny")
-    del doc["base"]["traffic"]
+    cdf = tmp_path / "mawi.cdf"
+    cdf.write_text("# a stand-in\n100 0\n1000 0.5\n100000 1\n")
+    doc["base"]["flows"][0]["sizes"] = str(cdf)
     plan = expand(doc)
     assert plan.runs and all(r.valid for r in plan.runs)
+    # the traffic scenarios written before #8 landed validate with its fields
+    for name in ("recipe/q2-dos", "recipe/q2-cross-traffic-inelastic", "ncf/parking-lot-facebook"):
+        (sc,) = select(name)
+        sp = plan_scenario(sc, "tiny")
+        assert sp.valid_runs == sp.runs > 0 and not needs(sp), name
 
 
 def _run_tiny(name: str, out: Path):
@@ -163,8 +171,8 @@ def test_cli_lists_suites_with_sizes_and_needs():
     assert r.exit_code == 0, r.output
     rows = [json.loads(line) for line in r.output.splitlines()]
     assert {x["scenario"] for x in rows} == {s.id for s in scenarios()}
-    blocked = next(x for x in rows if x["scenario"] == "ncf/parking-lot-facebook")
-    assert blocked["runnable"] == 0 and any("workloads" in n for n in blocked["needs"])
+    blocked = next(x for x in rows if x["scenario"] == "bbr/mawi-same-cca")
+    assert blocked["runnable"] == 0 and any("'mawi'" in n for n in blocked["needs"])
     ready = next(x for x in rows if x["scenario"] == "bbr/sync-intra")
     assert ready["runnable"] == ready["runs"] > 0 and ready["est_packets"] > 0 and ready["est_cpu_s"] > 0
     assert ready["preserves"]
@@ -177,11 +185,11 @@ def test_cli_lists_suites_with_sizes_and_needs():
 def test_cli_sweep_suite_runs_and_reports(tmp_path):
     out = tmp_path / "s"
     r = CliRunner().invoke(
-        cli, ["sweep", "--suite", "recipe/q2-dos", "--scale", "tiny", "-o", str(out), "--no-progress"]
+        cli, ["sweep", "--suite", "bbr/mawi-same-cca", "--scale", "tiny", "-o", str(out), "--no-progress"]
     )
-    # every run needs the traffic issue: nothing runs, nothing fails unexpectedly
+    # every run needs the MAWI distribution: nothing runs, nothing fails unexpectedly
     assert r.exit_code == 0, r.output
-    assert "needs traffic and workloads" in r.output
+    assert "needs a flow-size or RTT distribution not shipped" in r.output
     assert (out / "report.html").exists()
     r = CliRunner().invoke(cli, ["sweep", str(tmp_path / "x.toml"), "--suite", "bbr"])
     assert r.exit_code != 0 and "either a sweep SPEC or --suite" in r.output

@@ -66,6 +66,7 @@ SCALES = ("paper", "quick", "tiny")
 NEEDS_HINTS: tuple[tuple[str, str], ...] = (
     (r"\btopology\b", "multi-bottleneck topologies (issue #15)"),
     (r"\b(workloads?|traffic|mice|dos|rate_limit)\b", "traffic and workloads (issue #8)"),
+    (r"neither a shipped distribution", "a flow-size or RTT distribution not shipped (give it as a CDF file; docs/traffic.md)"),
     (r"not a known CCA", "a CCA not in the library (`ccbench list ccas`; issue #7 adds the studies' set)"),
 )
 
