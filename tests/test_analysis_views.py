@@ -13,7 +13,13 @@ import pytest
 from analysis_fixtures import fixture_run, fixture_sweep  # noqa: F401
 
 import ccbench
-from ccbench.metrics import burst_recovery, burst_windows, relative_retransmissions_over_runs
+from ccbench.metrics import (
+    burst_recovery,
+    burst_windows,
+    elephant_flows,
+    goodput_timeseries,
+    relative_retransmissions_over_runs,
+)
 from ccbench.report import build_report
 from ccbench.report.sections import relative_retransmissions_view
 from ccbench.runset import open_results, run_metrics
@@ -102,6 +108,68 @@ def test_burst_windows_merge_overlaps_and_skip_untimed_flows():
     )
     assert burst_windows(flows) == [(10, 15), (30, 40)]
     assert burst_windows(flows.iloc[:1]) == []
+
+
+def test_burst_windows_include_scheduled_udp_bursts_and_udp_is_never_an_elephant():
+    flows = pd.DataFrame(
+        {
+            "flow_id": [0, 1, 2],
+            "cca": ["cubic", "udp", "reno"],
+            "size_bytes": [-1, -1, -1],
+            "stop_ns": [-1, -1, 25],
+            "start_ns": [0, 0, 20],
+            "end_ns": [50, 50, 25],
+        }
+    )
+    engine_flows = [
+        {"group": "bulk", "app": None},
+        {
+            "group": "dos",
+            "app": {"kind": "udp", "bursts": [{"start_ns": 30, "end_ns": 40}, {"start_ns": 5, "end_ns": 8}]},
+        },
+    ]
+    assert burst_windows(flows, engine_flows) == [(5, 8), (20, 25), (30, 40)]
+    assert burst_windows(flows) == [(20, 25)]
+    assert elephant_flows(flows)["flow_id"].tolist() == [0]
+
+
+@pytest.mark.engine
+def test_recovery_after_the_bursts_of_a_udp_dos_source(tmp_path):
+    """A CUBIC elephant beside a UDP source with two scheduled bursts (docs/traffic.md):
+    both bursts are found, the elephant loses goodput during each and recovers."""
+    spec = {
+        "experiment": {"name": "dos", "duration": "14s", "warmup": "1s", "seed": 1},
+        "bottleneck": {"rate": "20Mbit", "buffer": "1BDP"},
+        "senders": [{"name": "s", "rtt": "20ms"}],
+        "flows": [
+            {"name": "bulk", "cca": "cubic"},
+            {
+                "name": "dos",
+                "transport": "udp",
+                "bursts": [
+                    {"at": "4s", "duration": "2s", "rate": "15Mbit"},
+                    {"at": "9s", "duration": "1s", "rate": "10Mbit"},
+                ],
+            },
+        ],
+    }
+    res = ccbench.run(spec)
+    rec = burst_recovery(
+        res.flows,
+        res.flow_ts,
+        duration_ns=int(res.engine_config["duration_ns"]),
+        window_ns=1_000_000_000,
+        engine_flows=res.engine_config["flows"],
+    )
+    assert [(r.start_ns, r.end_ns) for r in rec.itertuples()] == [
+        (4_000_000_000, 6_000_000_000),
+        (9_000_000_000, 10_000_000_000),
+    ]
+    assert (rec["pre_bps"] > 15e6).all()  # the elephant had most of the link before each burst
+    assert rec["recovered"].all()
+    ts = goodput_timeseries(res.flow_ts[res.flow_ts["flow_id"] == 0], 1_000_000_000)
+    during = ts[(ts["time_ns"] > 4_000_000_000) & (ts["time_ns"] <= 6_000_000_000)]["goodput_bps"]
+    assert during.mean() < 0.6 * rec["pre_bps"].iloc[0]  # a 15 of 20 Mbit/s burst halves it at least
 
 
 def test_burst_recovery_by_hand():

@@ -8,7 +8,7 @@
   (D2) (:func:`time_to_fraction`);
 - **M-DOS-REC** recovery time after a DoS burst (D2 §4.5.2.4) (:func:`dos_recovery_time`;
   for every burst of a run, the bursts being the flows with a stop time:
-  :func:`burst_windows`, :func:`burst_recovery`).
+  :func:`burst_windows`, :func:`elephant_flows`, :func:`burst_recovery`).
 
 Times that are never reached are *censored*, not dropped: the result carries
 ``reached=False`` and, as ``seconds``, the time observed without reaching it (a lower
@@ -17,7 +17,8 @@ bound), because D2 reports such runs.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ __all__ = [
     "burst_recovery",
     "burst_windows",
     "dos_recovery_time",
+    "elephant_flows",
     "ema_throughput",
     "eps_convergence",
     "jfi_convergence_time",
@@ -226,21 +228,40 @@ def dos_recovery_time(
     )
 
 
-def burst_windows(flows: pd.DataFrame) -> list[tuple[int, int]]:
-    """The windows of burst traffic (DoS bursts, mice floods) in a run: the merged
-    active intervals [start_ns, end_ns] of the flows that have a stop time (``stop_ns
-    >= 0``: traffic on for a set interval), in time order."""
+def burst_windows(
+    flows: pd.DataFrame, engine_flows: Sequence[Mapping[str, Any]] | None = None
+) -> list[tuple[int, int]]:
+    """The windows of burst traffic (DoS bursts, mice floods) in a run, merged and in
+    time order: the active intervals [start_ns, end_ns] of the flows that have a stop
+    time (``stop_ns >= 0``: traffic on for a set interval) and, given the engine
+    config's flow groups (``engine_flows``), every scheduled burst of their inelastic
+    sources (``app.bursts``, ``docs/traffic.md``)."""
     timed = flows[flows["stop_ns"].to_numpy(dtype=np.int64) >= 0]
-    spans = sorted(
-        zip(timed["start_ns"].to_numpy(dtype=np.int64), timed["end_ns"].to_numpy(dtype=np.int64), strict=True)
-    )
+    spans = [
+        (int(a), int(b))
+        for a, b in zip(
+            timed["start_ns"].to_numpy(dtype=np.int64), timed["end_ns"].to_numpy(dtype=np.int64), strict=True
+        )
+    ]
+    for group in engine_flows or ():
+        app = group.get("app") or {}
+        spans += [(int(b["start_ns"]), int(b["end_ns"])) for b in app.get("bursts") or ()]
     merged: list[tuple[int, int]] = []
-    for a, b in spans:
+    for a, b in sorted(spans):
         if merged and a <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], int(b)))
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
         else:
-            merged.append((int(a), int(b)))
+            merged.append((a, b))
     return merged
+
+
+def elephant_flows(flows: pd.DataFrame) -> pd.DataFrame:
+    """The elephant traffic that bursts interrupt: bulk TCP flows (no size, no stop
+    time); inelastic (UDP) sources are the bursts, never elephants."""
+    bulk = (flows["size_bytes"].to_numpy(dtype=np.int64) < 0) & (flows["stop_ns"].to_numpy(dtype=np.int64) < 0)
+    if "cca" in flows.columns:
+        bulk &= flows["cca"].to_numpy() != "udp"
+    return flows[bulk]
 
 
 def burst_recovery(
@@ -251,8 +272,10 @@ def burst_recovery(
     bin_ns: int = 1_000_000_000,
     fraction: float = 0.9,
     window_ns: int = 10_000_000_000,
+    engine_flows: Sequence[Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """M-DOS-REC for every burst of a run (:func:`burst_windows`): the recovery of the
+    """M-DOS-REC for every burst of a run (:func:`burst_windows`, which reads
+    ``engine_flows`` for scheduled UDP bursts): the recovery of the
     elephant traffic — the bulk flows without a stop time, summed — after each burst,
     by :func:`dos_recovery_time` on its goodput in ``bin_ns`` bins. **[impl. choice]**
     the pre-attack mean is taken from the end of the previous burst (D2's phases), and
@@ -260,8 +283,8 @@ def burst_recovery(
     per burst: ``burst``, ``start_ns``, ``end_ns``, ``pre_bps``, ``recovery_s``,
     ``recovered``. Empty without bursts or elephants."""
     cols = ["burst", "start_ns", "end_ns", "pre_bps", "recovery_s", "recovered"]
-    bursts = burst_windows(flows)
-    bulk = flows[(flows["size_bytes"].to_numpy(dtype=np.int64) < 0) & (flows["stop_ns"].to_numpy(dtype=np.int64) < 0)]
+    bursts = burst_windows(flows, engine_flows)
+    bulk = elephant_flows(flows)
     if not bursts or bulk.empty:
         return pd.DataFrame(columns=cols)
     ts = goodput_timeseries(flow_ts[flow_ts["flow_id"].isin(bulk["flow_id"])], bin_ns)

@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..metrics import burst_recovery, delay_samples, goodput_timeseries, group_timeseries, moving_average
+from ..metrics import (
+    burst_recovery,
+    delay_samples,
+    elephant_flows,
+    goodput_timeseries,
+    group_timeseries,
+    moving_average,
+)
 from ._base import flow_labels, new_figure, pick_run, seconds
 
 if TYPE_CHECKING:
@@ -205,17 +212,24 @@ def burst_recovery_plot(
     data: RunSet | RunResult, *, run: str | None = None, bin_s: float = 1.0, window_s: float = 10.0
 ) -> Figure:
     """Recovery after bursts (M-DOS-REC): the elephant traffic's goodput and its
-    moving average, the burst windows shaded (flows with a stop time), and the time
+    moving average, the burst windows shaded (flows with a stop time, UDP bursts), and the time
     each burst's recovery to 90 % of the pre-burst mean took."""
     res, label = pick_run(data, run)
     flows = res.flows
     duration = int(res.engine_config["duration_ns"])
     rec = burst_recovery(
-        flows, res.flow_ts, duration_ns=duration, bin_ns=int(bin_s * 1e9), window_ns=int(window_s * 1e9)
+        flows,
+        res.flow_ts,
+        duration_ns=duration,
+        bin_ns=int(bin_s * 1e9),
+        window_ns=int(window_s * 1e9),
+        engine_flows=res.engine_config.get("flows"),
     )
     if rec.empty:
-        raise ValueError("the run has no burst (a flow with a stop time) beside a bulk flow without one")
-    bulk = flows[(flows["size_bytes"].to_numpy(dtype=np.int64) < 0) & (flows["stop_ns"].to_numpy(dtype=np.int64) < 0)]
+        raise ValueError(
+            "the run has no burst (a flow with a stop time or a UDP source with bursts) beside a bulk TCP flow"
+        )
+    bulk = elephant_flows(flows)
     ts = goodput_timeseries(res.flow_ts[res.flow_ts["flow_id"].isin(bulk["flow_id"])], int(bin_s * 1e9))
     total = group_timeseries(ts, bulk, by="total")
     t, v = total["time_ns"].to_numpy(dtype=np.int64), total["goodput_bps"].to_numpy(dtype=float)

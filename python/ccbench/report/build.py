@@ -147,7 +147,12 @@ def run_report(rs: RunSet, progress: Progress | None) -> str:
     res = entry.load()
     m = res.manifest
     has_fct = bool((res.flows["size_bytes"].to_numpy(dtype=np.int64) >= 0).any())
-    recovery = burst_recovery(res.flows, res.flow_ts, duration_ns=int(res.engine_config["duration_ns"]))
+    recovery = burst_recovery(
+        res.flows,
+        res.flow_ts,
+        duration_ns=int(res.engine_config["duration_ns"]),
+        engine_flows=res.engine_config.get("flows"),
+    )
     kinds = [*RUN_FIGURES, *(FCT_FIGURES if has_fct else ()), *(["burst-recovery"] if len(recovery) else [])]
     total = len(kinds) + 2
     step = 0
