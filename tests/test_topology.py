@@ -161,6 +161,11 @@ def test_parking_lot_end_to_end_long_flow_gets_less_and_links_carry_their_flows(
     assert res.primary_link == "hop0"
     xs = queue(res).axes[0].lines[0].get_xdata()
     assert len(xs) == len(q[q["link"] == "hop0"]) > 100
+    # So do `ccbench compare`'s overlays (a parking lot has no link named "bottleneck").
+    from ccbench.plots.overlay import overlay_delay_cdf, overlay_queue
+
+    assert len(overlay_queue([("pl", res)]).axes[0].lines[0].get_xdata()) == len(xs)
+    assert overlay_delay_cdf([("pl", res)]).axes[0].lines
     assert q.groupby("link")["time_ns"].apply(lambda s: s.is_monotonic_increasing).all()
 
 

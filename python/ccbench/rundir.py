@@ -130,10 +130,9 @@ def temp_sibling(target: Path, kind: str = "tmp") -> Path:
     return target.parent / f".{target.name}.{kind}-{_HOST}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
-def _process_start_ns(pid: int) -> int | None:
-    """When process ``pid`` started (ns since the epoch), or ``None`` when unknown
-    (no /proc) or the process is a zombie: a killed worker whose parent died too
-    stays a zombie in a container whose PID 1 reaps nothing, and counts as dead."""
+def _proc_state(pid: int) -> tuple[str, int] | None:
+    """Process ``pid``'s state letter and start time (ns since the epoch) from /proc,
+    or ``None`` where there is no /proc to read."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
         boot_s = next(
@@ -142,27 +141,29 @@ def _process_start_ns(pid: int) -> int | None:
     except (OSError, StopIteration, ValueError, IndexError):
         return None
     fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "; comm may hold spaces
-    if fields[0] in ("Z", "X"):
-        return -1
     ticks = int(fields[19])  # field 22 of proc(5): starttime, in clock ticks since boot
-    return int((boot_s + ticks / os.sysconf("SC_CLK_TCK")) * 1e9)
+    return fields[0], int((boot_s + ticks / os.sysconf("SC_CLK_TCK")) * 1e9)
 
 
 def _pid_alive(pid: int, created_ns: int | None = None) -> bool:
     """Whether the process that made a sibling created at ``created_ns`` may still
-    be running. A zombie is dead; so is a live process that started after the
-    sibling was made (its pid was reused)."""
+    be running. A zombie is dead (a killed worker whose parent died too stays one in
+    a container whose PID 1 reaps nothing); so is a live process that started after
+    the sibling was made (its pid was reused)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass
-    start = _process_start_ns(pid)
-    if start == -1:
+    proc = _proc_state(pid)
+    if proc is None:
+        return True
+    state, start_ns = proc
+    if state in ("Z", "X"):
         return False
     # 2 s of slack: btime and starttime are coarse (whole seconds, clock ticks).
-    return not (start is not None and created_ns is not None and start > created_ns + 2_000_000_000)
+    return created_ns is None or start_ns <= created_ns + 2_000_000_000
 
 
 def _created_ns(path: Path) -> int | None:

@@ -31,23 +31,25 @@ def overlay_goodput(sources: list[tuple[str, RunSet]], *, bin_s: float = 1.0) ->
     return fig
 
 
-def overlay_queue(sources: list[tuple[str, RunSet]], *, link: str = "bottleneck") -> Figure:
-    """Queue occupancy over time of each source's run."""
+def overlay_queue(sources: list[tuple[str, RunSet]], *, link: str | None = None) -> Figure:
+    """Queue occupancy over time of each source's run, at ``link`` (default: each
+    run's bottleneck, a topology's slowest link)."""
     fig = new_figure()
     ax = fig.add_subplot()
     for label, rs in sources:
         res, _ = pick_run(rs)
         q = res.queue_ts
-        q = q[q["link"].astype(str) == link].sort_values("time_ns")
+        q = q[q["link"].astype(str) == (link or res.primary_link)].sort_values("time_ns")
         ax.plot(seconds(q["time_ns"]), q["backlog_pkts"], label=label, lw=1.0)
-    ax.set(xlabel="time [s]", ylabel="queue [packets]", title=f"{link} queue occupancy")
+    ax.set(xlabel="time [s]", ylabel="queue [packets]", title=f"{link or 'bottleneck'} queue occupancy")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize="small")
     return fig
 
 
-def overlay_delay_cdf(sources: list[tuple[str, RunSet]], *, link: str = "bottleneck") -> Figure:
-    """CDF of the queueing delay (measurement window) of each source's run."""
+def overlay_delay_cdf(sources: list[tuple[str, RunSet]], *, link: str | None = None) -> Figure:
+    """CDF of the queueing delay (measurement window) of each source's run, at
+    ``link`` (default: each run's bottleneck)."""
     fig = new_figure()
     ax = fig.add_subplot()
     for label, rs in sources:
