@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from ccbench import api
-from ccbench.backends.linux import system
+from ccbench.backends.linux import netns, system
 from ccbench.backends.linux.netns import STATE_DIR, list_our_namespaces
 from ccbench.metrics import summary
 from ccbench.results import check_columns
@@ -33,11 +33,40 @@ pytestmark = pytest.mark.skipif(
 )
 
 
+#: What the current test's runs created: namespaces recorded as this process builds them
+#: or as a spawned run reports them, and the pids of the runs it spawned. The check
+#: after each test looks only at these: other processes on the machine (a kernel
+#: measurement next door) create and remove namespaces with the same prefix meanwhile.
+_created: set[str] = set()
+_spawned: set[int] = set()
+
+
+def _our_namespaces() -> set[str]:
+    ours = set(_created)
+    for path in STATE_DIR.glob("*.json") if STATE_DIR.is_dir() else []:
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if state.get("pid") in _spawned | {os.getpid()}:
+            ours.update(state.get("namespaces", []))
+    probes = tuple(f"{system.NAMESPACE_PREFIX}probe-{pid}-" for pid in _spawned | {os.getpid()})
+    return ours | {n for n in list_our_namespaces() if n.startswith(probes)}
+
+
 @pytest.fixture(autouse=True)
-def leaves_nothing_behind():
-    before = set(list_our_namespaces())
+def leaves_nothing_behind(monkeypatch):
+    _created.clear()
+    _spawned.clear()
+    write_state = netns.Topology._write_state
+
+    def recording(self):
+        _created.update(self.namespaces())  # written before any namespace is added
+        write_state(self)
+
+    monkeypatch.setattr(netns.Topology, "_write_state", recording)
     yield
-    left = set(list_our_namespaces()) - before
+    left = _our_namespaces() & set(list_our_namespaces())
     assert not left, f"namespaces left behind: {sorted(left)}"
 
 
@@ -148,12 +177,14 @@ def test_delay_line_rate_schedule_and_sized_flows(tmp_path):
 def _spawn(spec_path, out):
     """``ccbench run`` in a process of its own; its stderr goes to ``stderr.txt`` beside the spec."""
     with open(spec_path.parent / "stderr.txt", "wb") as err:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             [sys.executable, "-m", "ccbench", "run", str(spec_path), "-o", str(out)],
             stdout=subprocess.DEVNULL,
             stderr=err,
             start_new_session=True,
         )
+    _spawned.add(proc.pid)
+    return proc
 
 
 def _namespaces_of(pid, timeout=30.0):
@@ -166,6 +197,7 @@ def _namespaces_of(pid, timeout=30.0):
             except (OSError, json.JSONDecodeError):
                 continue
             if state.get("pid") == pid and set(state["namespaces"]) <= set(list_our_namespaces()):
+                _created.update(state["namespaces"])
                 # wait for the iperf3 clients: the run is in full swing
                 sender = next(n for n in state["namespaces"] if n.endswith("-s0"))
                 pids = system.cmd(["ip", "netns", "pids", sender], check=False).stdout.split()

@@ -5,7 +5,6 @@ import copy
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -128,7 +127,9 @@ def test_full_disk_is_an_error(tmp_path, monkeypatch):
 )
 def test_cli_refuses_before_simulating_fast_and_small(tmp_path, case, fragments):
     """From a real process: each hostile case is refused by `validate` and by `run`
-    within 2 s and 500 MB, and `run` leaves no results directory."""
+    within 2 s and 500 MB, and `run` leaves no results directory. The 2 s are CPU
+    seconds of the whole process (interpreter start and imports included), measured
+    by the process itself: wall time on a shared machine says more about the load."""
     d = {
         "tiny-rtt": TINY_RTT,
         "1ns": spec(experiment={"sample_interval": "1ns"}),
@@ -145,17 +146,17 @@ def test_cli_refuses_before_simulating_fast_and_small(tmp_path, case, fragments)
         code = (
             "import resource, sys; from ccbench.cli import main\n"
             f"try:\n    main({cmd!r})\n"
-            "finally:\n    print('maxrss_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "finally:\n    u = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "    print('maxrss_kb', u.ru_maxrss, 'cpu_s', u.ru_utime + u.ru_stime, file=sys.stderr)\n"
         )
-        t0 = time.monotonic()
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-        elapsed = time.monotonic() - t0
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert p.returncode == 2, (cmd, p.stdout[-500:], p.stderr[-2000:])
         assert "Traceback" not in p.stderr
         for f in fragments:
             assert f in p.stderr, (cmd, p.stderr)
-        rss_mb = int(p.stderr.split("maxrss_kb")[-1].split()[0]) / 1024
+        usage = p.stderr.split("maxrss_kb")[-1].split()
+        rss_mb, cpu_s = int(usage[0]) / 1024, float(usage[2])
         assert rss_mb < 500, (cmd, rss_mb)
-        assert elapsed < 2 + 3, (cmd, elapsed)  # 2 s target; slack for a loaded 2-core CI machine
+        assert cpu_s < 2, (cmd, cpu_s)  # measured 0.25-0.4 s
         assert len(p.stdout) < 10_000  # --json prints no per-flow expansion
     assert not (tmp_path / "o").exists()

@@ -177,8 +177,11 @@ def test_a_killed_local_worker_costs_its_run_one_attempt(tmp_path):
 
 
 def test_a_run_over_its_timeout_is_stopped_and_recorded(tmp_path):
-    spec = write_sweep(tmp_path, reps=1, rates=(2, 20000), duration="2s")
-    report = run_sweep(spec, tmp_path / "out", workers=2, timeout=1.0, progress=False)
+    # The 2 Mbit/s runs take about 0.1 s of CPU, so 5 s of wall time leaves room for a
+    # loaded machine; the 20 Gbit/s ones (33 M packets, tens of CPU seconds) cannot
+    # finish in 5 s even on an idle fast one.
+    spec = write_sweep(tmp_path, reps=1, rates=(2, 20000), duration="20s")
+    report = run_sweep(spec, tmp_path / "out", workers=2, timeout=5.0, progress=False)
     assert report.complete == 2 and len(report.failed) == 2
     assert {f["error_type"] for f in report.failed} == {"Timeout"}
     assert {f["params"]["rate_mbit"] for f in report.failed} == {20000}
