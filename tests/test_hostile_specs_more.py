@@ -1,10 +1,15 @@
-"""The smaller hostile-input cases of issue 17: tc's lower-case rates, huge names
-echoed in full, UTF-16 files, seed=True, `ccbench list` alone."""
+"""The hostile-input cases of issue 17: tc's lower-case rates, huge names echoed in
+full, UTF-16 files, seed=True, `ccbench list` alone; and every case of the issue run
+through `ccbench run` in a real process."""
 
 import copy
+import json
+import subprocess
+import sys
 
 import pytest
 from test_cli import QUICKSTART, fake_engine, invoke  # noqa: F401
+from tomlw import dumps
 
 from ccbench import SpecError
 from ccbench.spec import load_spec
@@ -61,3 +66,91 @@ def test_list_alone_lists_the_ccas():
     assert r.exit_code == 0, r.output
     # One line per CCA; parameters are shown by `ccbench describe` (issue 7).
     assert "cubic" in r.stdout and "ccbench describe" in r.stdout
+
+
+# ------------------------------------------------ the issue's cases, from a real process
+
+#: A tiny valid run (1 Mbit/s, 1 s): cases that should run do so in a fraction of a second.
+_TINY = {
+    "experiment": {"name": "h", "duration": "1s"},
+    "bottleneck": {"rate": "1Mbit"},
+    "senders": [{"name": "a", "rtt": "20ms"}],
+    "flows": [{"cca": "cubic"}],
+}
+
+
+def _case(experiment=None, bottleneck=None, sender=None, flow=None) -> bytes:
+    d = copy.deepcopy(_TINY)
+    d["experiment"].update(experiment or {})
+    d["bottleneck"].update(bottleneck or {})
+    d["senders"][0].update(sender or {})
+    d["flows"][0].update(flow or {})
+    return dumps(d).encode()
+
+
+#: name -> (spec file bytes, expected exit status, fragments of stderr)
+HOSTILE = {
+    "default-buffer-below-a-packet": (
+        _case(bottleneck={"rate": "100Mbit"}, sender={"rtt": "60us"}, experiment={"duration": "10s"}),
+        2,
+        ["less than one 1500-byte packet"],
+    ),
+    "1ns-samples": (_case(experiment={"sample_interval": "1ns"}), 2, ["memory", "experiment.sample_interval"]),
+    "a-million-flows": (_case(flow={"count": 1_000_000}), 2, ["--force"]),
+    "1e9s": (_case(experiment={"duration": "1e9s"}), 2, ["experiment.duration (1000000000s)"]),
+    "1Tbit": (_case(experiment={"duration": "1e5s"}, bottleneck={"rate": "1Tbit"}), 2, ["of CPU", "--force"]),
+    "start-after-the-end": (_case(flow={"start": "900ms", "start_jitter": "500ms"}), 0, ["may never start"]),
+    "rtt-longer-than-the-run": (_case(sender={"rtt": "2s"}), 0, ["nothing can be delivered"]),
+    "slow-access-link": (_case(sender={"access_rate": "500kbit"}), 0, ["is below bottleneck.rate"]),
+    "tc-lower-case-rate": (_case(bottleneck={"rate": "1mbit"}), 0, []),
+    "utf-16-file": (_case().decode().encode("utf-16"), 0, []),
+    "100k-character-name": (_case(experiment={"name": "x" * 100_000}), 2, ["experiment.name", "..."]),
+    "seed-true": (_case(experiment={"seed": True}), 2, ["experiment.seed"]),
+    "not-toml": (b"\x00\xff\xfe garbage", 2, ["invalid spec"]),
+}
+
+_DRIVER = """
+import contextlib, io, json, resource, sys
+from ccbench.cli import main
+
+def usage():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime, u.ru_maxrss / 1024
+
+out = {}
+for name, spec, target in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    cpu0, _ = usage()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            main(["run", spec, "-o", target])
+            code = 0
+        except SystemExit as e:
+            code = e.code
+    cpu1, rss_mb = usage()
+    out[name] = {"code": code, "stderr": err.getvalue(), "cpu_s": cpu1 - cpu0, "rss_mb": rss_mb}
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.engine
+def test_hostile_specs_from_the_cli_end_in_a_message_or_a_bounded_run(tmp_path):
+    """Every case of issue 17 through `ccbench run` in one real process: refused before
+    simulating (exit 2, the field named, no results directory) or run with its warning,
+    never a traceback or an abort; each within 2 s of CPU, the process under 500 MB."""
+    jobs = []
+    for name, (data, _, _) in HOSTILE.items():
+        (tmp_path / f"{name}.toml").write_bytes(data)
+        jobs.append((name, str(tmp_path / f"{name}.toml"), str(tmp_path / f"{name}.out")))
+    p = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(jobs)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]  # an abort would be a negative status
+    seen = json.loads(p.stdout)
+    for name, (_, code, fragments) in HOSTILE.items():
+        r = seen[name]
+        assert r["code"] == code, (name, r)
+        assert "Traceback" not in r["stderr"] and len(r["stderr"]) < 3000, (name, r["stderr"][:3000])
+        for f in fragments:
+            assert f in r["stderr"], (name, f, r["stderr"])
+        assert r["cpu_s"] < 2, (name, r["cpu_s"])
+        assert (tmp_path / f"{name}.out").exists() == (code == 0), name
+    assert max(r["rss_mb"] for r in seen.values()) < 500, seen

@@ -5,6 +5,7 @@ Only refusals are exercised: nothing here creates a namespace."""
 import fcntl
 import glob
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -73,3 +74,27 @@ def test_a_second_run_is_refused_by_the_lock():
     assert c.returncode == 0, c.stderr
     listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert prefix not in listed
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create a namespace")
+def test_a_killed_runs_namespaces_are_named_with_the_cleanup_command():
+    """What kill -9 leaves (here: one namespace of the prefix, made by hand) stops the
+    next run with the command that removes it; --cleanup removes it."""
+    prefix = "cctsk-"
+    missing = [c for c in ("ip", "tc", "iperf3", "ethtool", "ping") if shutil.which(c) is None]
+    bbr = "bbr" in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text()
+    if missing or not bbr:
+        pytest.skip(f"needs {missing or 'bbr'}")
+    env = {**os.environ, "NS_PREFIX": prefix}
+    before = temp_dirs()
+    subprocess.run(["ip", "netns", "add", f"{prefix}rtr"], check=True)
+    try:
+        p = run("-d", "5", "-w", "1", "v2", env=env)
+        assert p.returncode == 2, p.stderr
+        assert f"namespace {prefix}rtr exists" in p.stderr and "--cleanup" in p.stderr
+        assert temp_dirs() == before
+        c = run("--cleanup", env=env)
+        assert c.returncode == 0, c.stderr
+        assert f"{prefix}rtr" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    finally:
+        subprocess.run(["ip", "netns", "del", f"{prefix}rtr"], capture_output=True)

@@ -159,4 +159,30 @@ def test_cli_refuses_before_simulating_fast_and_small(tmp_path, case, fragments)
         assert rss_mb < 500, (cmd, rss_mb)
         assert cpu_s < 2, (cmd, cpu_s)  # measured 0.25-0.4 s
         assert len(p.stdout) < 10_000  # --json prints no per-flow expansion
+        if case == "tiny-rtt" and cmd[1] != "--json" and cmd[0] == "validate":
+            assert "750 bytes = less than one 1500-byte packet (bfifo" in p.stdout, p.stdout  # not "= 1 packets"
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.engine
+def test_a_run_outgrowing_its_memory_budget_stops_with_a_clear_error(tmp_path, monkeypatch):
+    """The estimate can be wrong; the engine then stops the run when what it records
+    passes the budget (RunTooLarge, a MemoryError) instead of failing an allocation,
+    which would abort the interpreter. A 1 MiB budget stands in for a full machine."""
+    from test_cli import invoke
+
+    import ccbench
+    from ccbench.errors import RunTooLarge
+
+    monkeypatch.setattr(preflight, "recorded_bytes_budget", lambda: 2**20)
+    d = spec(experiment={"duration": "10s", "sample_interval": "1ms"})  # ~3 MB of samples
+    with pytest.raises(RunTooLarge, match=r"over the budget of 1 MB.*stopped before exhausting memory"):
+        ccbench.run(d, tmp_path / "api")
+    assert not (tmp_path / "api").exists()
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(d))
+    r = invoke("run", path, "-o", tmp_path / "cli")
+    assert r.exit_code == 2 and "stopped before exhausting memory" in r.stderr, r.output
+    assert "Traceback" not in r.output and not (tmp_path / "cli").exists()
+    monkeypatch.undo()
+    assert ccbench.run(d).stats["sim_time_ns"] == 10 * 10**9  # the same run fits the real budget

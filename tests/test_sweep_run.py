@@ -7,8 +7,10 @@ Simulations are tiny (1-2 simulated seconds at a few Mbit/s) to keep the suite f
 from __future__ import annotations
 
 import fcntl
+import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import ccbench
 from ccbench.results import TABLES
 from ccbench.sweeps import EngineChanged, SweepBusy, SweepResults, expand, run_sweep
 from ccbench.sweeps.executors import LocalExecutor
+from ccbench.sweeps.progress import SweepProgress
 
 pytestmark = pytest.mark.engine
 
@@ -254,3 +257,66 @@ def test_progress_lines_in_a_log(tmp_path, capfd):
     run_sweep(spec, tmp_path / "out", workers=1, progress=True)
     err = capfd.readouterr().err
     assert "sweep tiny: 2 runs to do" in err and "2/2 (2 done · 0 failed · 0 remaining)" in err
+
+
+def test_failed_runs_are_kept_until_retry_failed_reruns_exactly_them(tmp_path):
+    spec = write_sweep(tmp_path, reps=1, rates=(2, 4))
+    out = tmp_path / "out"
+    # 1 ms is far too short for any run: every run fails with a Timeout.
+    first = run_sweep(spec, out, workers=2, timeout=0.001, progress=False)
+    assert first.complete == 0 and {f["error_type"] for f in first.failed} == {"Timeout"}
+    failed_ids = sorted(f["run_id"] for f in first.failed)
+    assert sorted(p.stem for p in (out / "failed").iterdir()) == failed_ids
+    # Without --retry-failed a rerun keeps the failures and runs nothing.
+    again = invoke("sweep", spec, "-o", out, "--no-progress")
+    assert again.exit_code == 1 and "0 run now" in again.stdout and "--retry-failed" in again.stdout
+    assert set(SweepResults(out).runs["status"]) == {"failed"}
+    # With it, exactly the failed runs run (here: all four), and their records go.
+    retried = invoke("sweep", spec, "-o", out, "--retry-failed", "--no-progress")
+    assert retried.exit_code == 0, retried.output
+    assert "4 complete (0 already complete, 4 run now)" in retried.stdout
+    runs = SweepResults(out).runs
+    assert sorted(runs["run_id"]) == failed_ids and set(runs["status"]) == {"complete"}
+    assert list((out / "failed").iterdir()) == []
+    # Once complete, --retry-failed has nothing to do.
+    assert "0 run now" in invoke("sweep", spec, "-o", out, "--retry-failed", "--no-progress").stdout
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_is_a_live_bar_with_eta_on_a_terminal():
+    stream = _Terminal()
+    with SweepProgress(3, name="grid", stream=stream) as bar:
+        assert bar.interactive
+        bar.update({"run_id": "a", "status": "complete"})
+        bar.update({"run_id": "b", "status": "failed", "error_type": "SpecError", "error": "bad [k]"})
+        assert bar.eta() is not None and bar.remaining == 1
+        bar.update({"run_id": "c", "status": "complete"})
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", stream.getvalue())  # colours and cursor moves
+    assert "grid" in text and "━" in text and "3/3" in text and "eta" in text
+    assert "2 done · 1 failed · 0 remaining" in text
+    assert "run b failed: SpecError: bad [k]" in text  # markup in the message is escaped, not eaten
+
+
+def test_progress_in_a_log_is_plain_lines_with_an_eta():
+    stream = io.StringIO()
+    with SweepProgress(3, name="grid", stream=stream, interval=0) as bar:
+        assert not bar.interactive
+        bar.update({"run_id": "a", "status": "complete"})
+        bar.update({"run_id": "b", "status": "failed", "error_type": "Timeout", "error": "too long"})
+        bar.update({"run_id": "c", "status": "complete"})
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "sweep grid: 3 runs to do"
+    assert re.fullmatch(
+        r"sweep grid: 1/3 \(1 done · 0 failed · 2 remaining\), elapsed 0:00:\d\d, eta \d+:\d\d:\d\d", lines[1]
+    )
+    assert lines[2] == "sweep grid: run b failed: Timeout: too long"
+    assert lines[-1].startswith("sweep grid: 3/3 (2 done · 1 failed · 0 remaining)") and "eta" not in lines[-1]
+    assert "\x1b[" not in stream.getvalue()  # no terminal control codes in a log
+    quiet = io.StringIO()
+    with SweepProgress(3, name="grid", stream=quiet, enabled=False) as bar:
+        bar.update({"run_id": "a", "status": "complete"})
+    assert quiet.getvalue() == ""

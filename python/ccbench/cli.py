@@ -323,9 +323,15 @@ def validate_cmd(spec: Path, as_json: bool, force: bool) -> None:
             return
         d = exp.derived()
         buf = d["buffer"]
+        # A byte limit below one packet holds none (the pre-flight check refuses it).
+        packets = (
+            f"less than one {buf['packet_bytes']}-byte packet"
+            if buf["bytes"] < buf["packet_bytes"]
+            else f"{buf['packets']} packets"
+        )
         click.echo(
             f"{spec}: valid. {exp.experiment.name}: {d['num_flows']} flows from {len(exp.senders)} sender(s), "
-            f"{exp.experiment.duration / 1e9:g} s; bottleneck buffer {buf['bytes']} bytes = {buf['packets']} packets "
+            f"{exp.experiment.duration / 1e9:g} s; bottleneck buffer {buf['bytes']} bytes = {packets} "
             f"({buf['qdisc']}; BDP {buf['bdp_bytes']} bytes at RTT {buf['bdp_rtt_ns'] / 1e6:g} ms)."
         )
         click.echo(check.estimate.describe() + ".")
