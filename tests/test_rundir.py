@@ -229,3 +229,19 @@ def test_cli_accepts_an_empty_directory_and_the_cwd_when_empty(tmp_path, monkeyp
     assert os.path.samefile(os.getcwd(), here)  # filled in place, not replaced under the shell
     assert load(here).manifest["name"] == "quickstart"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.usefixtures("fake_engine")
+def test_cli_disk_full_while_writing_names_the_target_not_the_temp_dir(tmp_path, monkeypatch):
+    """The pre-flight check passed, then the disk filled up while the tables were
+    written: the message names the directory the user gave, and nothing is left."""
+    from ccbench import results
+
+    def full(table, path):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(results, "_write_parquet", full)
+    target = tmp_path / "run"
+    r = invoke("run", QUICKSTART, "-o", target)
+    assert_bad_input(r, f"{target}: cannot write the run there: No space left on device")
+    assert ".tmp-" not in r.stderr and list(tmp_path.iterdir()) == []

@@ -320,6 +320,13 @@ def save(result: RunResult, out_dir: str | os.PathLike[str], *, overwrite: bool 
         _write_file(tmp / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode())
         rundir._fsync_dir(tmp)
         rundir.place(tmp, target, overwrite=overwrite)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(e, FileExistsError) or e.errno is None:
+            raise
+        # Name the target the user gave, not the hidden temporary sibling (a full or
+        # read-only disk found while writing, after the pre-flight check passed).
+        raise OSError(e.errno, f"cannot write the run there: {e.strerror or e}", str(target)) from e
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
