@@ -157,16 +157,22 @@ def test_a_killed_local_worker_costs_its_run_one_attempt(tmp_path):
     killed: list[str] = []
     executor = LocalExecutor(2)
 
-    def just_started():
-        # a run that started moments ago is certainly still running when killed
-        return [(pid, rid) for pid, rid, age in executor.busy() if age < 0.02]
+    def kill_one_mid_run() -> bool:
+        """Freeze a busy worker; if the run it holds is not on disk yet, it cannot
+        have answered, so killing it now certainly loses that run (no timing involved)."""
+        for pid, _, _ in executor.busy():
+            os.kill(pid, signal.SIGSTOP)
+            holding = [rid for p, rid, _ in executor.busy() if p == pid]
+            if holding and not (out / "runs" / holding[0] / "manifest.json").exists():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(holding[0])
+                return True
+            os.kill(pid, signal.SIGCONT)
+        return False
 
     def killer():
         wait_for(lambda: complete_runs(out) >= 2)
-        wait_for(lambda: bool(just_started()), timeout=120)
-        pid, rid = just_started()[0]
-        os.kill(pid, signal.SIGKILL)
-        killed.append(rid)
+        wait_for(kill_one_mid_run, timeout=120)
 
     t = threading.Thread(target=killer, daemon=True)
     t.start()
