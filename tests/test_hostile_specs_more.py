@@ -154,3 +154,18 @@ def test_hostile_specs_from_the_cli_end_in_a_message_or_a_bounded_run(tmp_path):
         assert r["cpu_s"] < 2, (name, r["cpu_s"])
         assert (tmp_path / f"{name}.out").exists() == (code == 0), name
     assert max(r["rss_mb"] for r in seen.values()) < 500, seen
+
+
+@pytest.mark.parametrize("args", [["validate", str(QUICKSTART)], ["list"]])
+def test_a_reader_that_goes_away_is_not_an_error(args):
+    """`ccbench validate spec | head -c0`: the closed pipe ends the command quietly
+    (status 1, as click does), never "error: cannot access: Broken pipe"."""
+    with subprocess.Popen(
+        [sys.executable, "-c", "from ccbench.cli import main; main()", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as p:
+        p.stdout.close()  # before the interpreter has even started: every write fails
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=120) == 1, err
+    assert err == "", err

@@ -70,6 +70,8 @@ def _user_errors() -> Iterator[None]:
         )
         click.echo(f"interrupted{saved}", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): click exits quietly, as for `list`
     except FileExistsError as e:
         _fail(f"{e} (pass --overwrite to replace it)")
     except CcbenchError as e:  # SpecError, EngineError, ResultsError, PreflightError, ...
