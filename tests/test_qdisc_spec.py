@@ -158,3 +158,38 @@ def test_cli_validate_prints_the_ecn_warning(tmp_path):
     r = CliRunner().invoke(cli, ["validate", str(spec)])
     assert r.exit_code == 0, r.output
     assert "never marks" in r.output
+
+
+#: Fields of the engine's qdisc configuration that the spec derives from the link
+#: (its buffer, packet size), not from a default of the kind.
+_LINK_DERIVED = {"kind", "limit_packets", "limit_bytes", "min_bytes", "max_bytes", "mtu_bytes", "quantum_bytes"}
+
+
+def _link_derived_only(q):
+    """``q`` with only the link-derived fields (and child qdiscs reduced the same way)."""
+    return {k: (_link_derived_only(v) if isinstance(v, dict) else v) for k, v in q.items() if k in _LINK_DERIVED or isinstance(v, dict)}
+
+
+@pytest.mark.engine
+@pytest.mark.parametrize("kind", ["pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "ncf"])
+def test_spec_defaults_are_the_engines_defaults(base_spec, ccas, kind):
+    """The spec resolves a bare kind name with its defaults; the engine, given only the
+    link-derived fields, fills the rest with its own serde defaults: they must agree."""
+    import json
+
+    from ccbench import _core
+
+    base_spec["bottleneck"]["qdisc"] = kind
+    ours = qdisc_of(base_spec, ccas)
+    minimal = _link_derived_only(ours)
+    assert len(minimal) < len(ours) or kind in ("pfifo", "bfifo")
+    engines = json.loads(_core.qdisc_config(json.dumps(minimal)))
+    assert engines == ours
+
+
+@pytest.mark.engine
+def test_the_engine_names_a_bad_qdisc_configuration():
+    from ccbench import _core
+
+    with pytest.raises(ValueError, match="not a qdisc configuration: unknown variant `sfq`"):
+        _core.qdisc_config('{"kind": "sfq"}')

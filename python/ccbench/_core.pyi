@@ -6,7 +6,7 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["engine_version", "list_ccas", "check_cca", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
+__all__ = ["engine_version", "list_ccas", "check_cca", "qdisc_config", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
 
 _Column = npt.NDArray[Any] | tuple[npt.NDArray[np.uint32], list[str]]
 
@@ -16,6 +16,9 @@ def list_ccas() -> str:
 
 def check_cca(name: str, params_json: str) -> None:
     """Raise ValueError if `name` is unknown or `params_json` does not fit it."""
+
+def qdisc_config(config_json: str) -> str:
+    """The engine's reading of a qdisc configuration, omitted fields at its defaults."""
 
 def run(
     config_json: str,

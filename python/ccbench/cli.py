@@ -344,6 +344,20 @@ def validate_cmd(spec: Path, as_json: bool, force: bool) -> None:
         check.raise_if_refused(force=force)
 
 
+@cli.command("schema")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write it here, not to stdout")
+def schema_cmd(output: Path | None) -> None:
+    """Print the JSON Schema of an experiment spec (fields, types, defaults) for editors
+    and other tools; `ccbench validate` also checks the cross-field rules."""
+    from .spec.schema import spec_json_schema
+
+    text = json.dumps(spec_json_schema(), indent=2) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text)
+
+
 @cli.group("list", invoke_without_command=True)
 @click.pass_context
 def list_group(ctx: click.Context) -> None:

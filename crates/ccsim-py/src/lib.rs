@@ -236,11 +236,22 @@ fn thread_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// The engine's reading of one qdisc configuration (JSON in, JSON out): every field it
+/// leaves out filled with the engine's default, so tests can check that the spec's
+/// defaults are the engine's.
+#[pyfunction]
+fn qdisc_config(config_json: &str) -> PyResult<String> {
+    let q: ccsim::config::QdiscConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("not a qdisc configuration: {e}")))?;
+    serde_json::to_string(&q).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_version, m)?)?;
     m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
     m.add_function(wrap_pyfunction!(check_cca, m)?)?;
+    m.add_function(wrap_pyfunction!(qdisc_config, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     pycca::register(m)?;
     Ok(())

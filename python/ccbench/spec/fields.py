@@ -9,9 +9,19 @@ import re
 from collections.abc import Callable
 from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
+from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator, WithJsonSchema
 
-from ..units import Size, format_duration, format_rate, parse_duration, parse_rate, parse_size
+from ..units import (
+    DURATION_FORMS,
+    RATE_FORMS,
+    SIZE_FORMS,
+    Size,
+    format_duration,
+    format_rate,
+    parse_duration,
+    parse_rate,
+    parse_size,
+)
 
 #: Largest integer any quantity may resolve to (the engine stores u64 and, for
 #: "none" sentinels in tables, i64).
@@ -92,29 +102,65 @@ def _bdp_rtt(value: object) -> str | int:
     return ns
 
 
-Rate = Annotated[int, PlainValidator(_bounded(parse_rate, "rate")), PlainSerializer(format_rate, return_type=str)]
+def _quantity_schema(forms: str, optional: bool = False) -> WithJsonSchema:
+    """The JSON schema of a quantity written as text with a unit (or 0)."""
+    alternatives: list[dict[str, Any]] = [{"type": "string"}, {"const": 0}]
+    if optional:
+        alternatives.append({"type": "null"})
+    return WithJsonSchema({"anyOf": alternatives, "description": forms})
+
+
+_LOSS_SCHEMA = WithJsonSchema(
+    {
+        "anyOf": [{"type": "number", "minimum": 0, "exclusiveMaximum": 1}, {"type": "string", "pattern": "%$"}],
+        "description": "a probability in [0, 1) such as 0.001, or a percentage such as '0.1%'",
+    }
+)
+_NAME_SCHEMA = {"type": "string", "pattern": _NAME.pattern}
+
+Rate = Annotated[
+    int,
+    PlainValidator(_bounded(parse_rate, "rate")),
+    PlainSerializer(format_rate, return_type=str),
+    _quantity_schema(RATE_FORMS),
+]
 Duration = Annotated[
-    int, PlainValidator(_bounded(parse_duration, "duration")), PlainSerializer(format_duration, return_type=str)
+    int,
+    PlainValidator(_bounded(parse_duration, "duration")),
+    PlainSerializer(format_duration, return_type=str),
+    _quantity_schema(DURATION_FORMS),
 ]
 OptRate = Annotated[
     Union[int, None],
     PlainValidator(_optional(_bounded(parse_rate, "rate"))),
     PlainSerializer(_opt_ser(format_rate)),
+    _quantity_schema(RATE_FORMS, optional=True),
 ]
 OptDuration = Annotated[
     Union[int, None],
     PlainValidator(_optional(_bounded(parse_duration, "duration"))),
     PlainSerializer(_opt_ser(format_duration)),
+    _quantity_schema(DURATION_FORMS, optional=True),
 ]
-SizeField = Annotated[Size, PlainValidator(_size), PlainSerializer(str, return_type=str)]
-OptSize = Annotated[Union[Size, None], PlainValidator(_optional(_size)), PlainSerializer(_opt_ser(str))]
-Loss = Annotated[float, PlainValidator(_loss)]
-Name = Annotated[str, PlainValidator(_name)]
-OptName = Annotated[Union[str, None], PlainValidator(_optional(_name))]
+SizeField = Annotated[
+    Size, PlainValidator(_size), PlainSerializer(str, return_type=str), _quantity_schema(SIZE_FORMS)
+]
+OptSize = Annotated[
+    Union[Size, None],
+    PlainValidator(_optional(_size)),
+    PlainSerializer(_opt_ser(str)),
+    _quantity_schema(SIZE_FORMS, optional=True),
+]
+Loss = Annotated[float, PlainValidator(_loss), _LOSS_SCHEMA]
+Name = Annotated[str, PlainValidator(_name), WithJsonSchema(_NAME_SCHEMA)]
+OptName = Annotated[
+    Union[str, None], PlainValidator(_optional(_name)), WithJsonSchema({"anyOf": [_NAME_SCHEMA, {"type": "null"}]})
+]
 BdpRtt = Annotated[
     Union[str, int],
     PlainValidator(_bdp_rtt),
     PlainSerializer(lambda v: format_duration(v) if isinstance(v, int) else v),
+    WithJsonSchema({"type": "string", "description": "'min', 'max', a sender name, or a duration such as '100ms'"}),
 ]
 
 

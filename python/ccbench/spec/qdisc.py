@@ -13,16 +13,24 @@ import math
 from fractions import Fraction
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BeforeValidator, Discriminator, Field, Tag
+from pydantic import BeforeValidator, Discriminator, Field, GetJsonSchemaHandler, Tag
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 
 from ..units import Size
 from .fields import Duration, Name, OptDuration, OptRate, OptSize, Rate, SizeField, _Model
 
-#: ``tc`` defaults (Linux 6.x, iproute2 6.x); docs/qdiscs.md lists them all.
+#: ``tc`` defaults (Linux 6.x, iproute2 6.x); docs/qdiscs.md lists them all. The engine
+#: has the same defaults (its serde defaults, ``crates/ccsim/src/qdisc/*.rs``);
+#: ``tests/test_qdisc_spec.py::test_spec_defaults_are_the_engines_defaults`` checks
+#: that every kind resolves to exactly what the engine fills in.
 CODEL_TARGET_NS = 5_000_000
 CODEL_INTERVAL_NS = 100_000_000
 PIE_TARGET_NS = 15_000_000
 PIE_TUPDATE_NS = 15_000_000
+PIE_ALPHA = 2  # 1/16 units
+PIE_BETA = 20
+FQ_PIE_ECN_PROB = 10  # percent
 RED_AVPKT_BYTES = 1000
 RED_PROBABILITY = 0.02
 RED_BANDWIDTH_BPS = 10_000_000
@@ -100,8 +108,8 @@ class PieSpec(_Model):
     limit: OptSize = Field(None, description="queue limit (packets); default: the link's buffer")
     target: Duration = Field(PIE_TARGET_NS, description="target queueing delay; tc default 15ms")
     tupdate: Duration = Field(PIE_TUPDATE_NS, description="probability update interval; tc default 15ms")
-    alpha: int = Field(2, ge=0, le=32, description="integral gain in 1/16; tc default 2")
-    beta: int = Field(20, ge=0, le=32, description="proportional gain in 1/16; tc default 20")
+    alpha: int = Field(PIE_ALPHA, ge=0, le=32, description="integral gain in 1/16; tc default 2")
+    beta: int = Field(PIE_BETA, ge=0, le=32, description="proportional gain in 1/16; tc default 20")
     ecn: bool = Field(False, description="mark ECN-capable packets while the probability <= 10%")
     bytemode: bool = Field(False, description="scale the probability by packet size / MTU")
     dq_rate_estimator: bool = Field(False, description="estimate delay from the drain rate, not timestamps")
@@ -117,10 +125,10 @@ class FqPieSpec(_Model):
     memory_limit: SizeField = Field(Size.bytes(FQ_MEMORY_LIMIT_BYTES), description="tc default 32MiB")
     target: Duration = Field(PIE_TARGET_NS, description="tc default 15ms")
     tupdate: Duration = Field(PIE_TUPDATE_NS, description="tc default 15ms")
-    alpha: int = Field(2, ge=0, le=32, description="tc default 2 (1/16)")
-    beta: int = Field(20, ge=0, le=32, description="tc default 20 (1/16)")
+    alpha: int = Field(PIE_ALPHA, ge=0, le=32, description="tc default 2 (1/16)")
+    beta: int = Field(PIE_BETA, ge=0, le=32, description="tc default 20 (1/16)")
     ecn: bool = Field(False, description="mark ECN-capable packets while the probability <= ecn_prob")
-    ecn_prob: int = Field(10, ge=0, le=100, description="percent; tc default 10")
+    ecn_prob: int = Field(FQ_PIE_ECN_PROB, ge=0, le=100, description="percent; tc default 10")
     bytemode: bool = Field(False, description="scale the probability by packet size / MTU")
     dq_rate_estimator: bool = Field(False, description="estimate delay from the drain rate")
 
@@ -195,6 +203,14 @@ def _shorthand(value: object) -> object:
     return {"kind": value} if isinstance(value, str) else value
 
 
+class _ShorthandSchema:
+    """In the JSON schema, a qdisc is also its bare kind name (``qdisc = "red"``)."""
+
+    @staticmethod
+    def __get_pydantic_json_schema__(core: CoreSchema, handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return {"anyOf": [{"enum": list(QDISC_KINDS)}, handler(core)]}
+
+
 def _kind(value: Any) -> str | None:
     if isinstance(value, dict):
         return value.get("kind")
@@ -216,6 +232,7 @@ QdiscSpec = Annotated[
     ],
     Discriminator(_kind),
     BeforeValidator(_shorthand),
+    _ShorthandSchema,
 ]
 PrioSpec.model_rebuild()
 HtbClassSpec.model_rebuild()

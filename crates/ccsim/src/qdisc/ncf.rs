@@ -38,13 +38,30 @@ pub struct NcfConfig {
     /// Queue of elephants.
     pub elephants: Box<QdiscConfig>,
     /// A flow becomes an elephant once the switch has seen this many of its bytes.
+    #[serde(default = "default_elephant_threshold")]
     pub elephant_threshold_bytes: u64,
     /// A flow that sent nothing for this long is forgotten (no longer counted).
+    #[serde(default = "default_idle_timeout")]
     pub idle_timeout_ns: Time,
     /// Telemetry is sent while the elephant queue holds more than this.
+    #[serde(default = "default_feedback_threshold")]
     pub feedback_threshold_bytes: u64,
     /// At most one telemetry packet per flow per this interval.
+    #[serde(default = "default_feedback_interval")]
     pub feedback_interval_ns: Time,
+}
+
+fn default_elephant_threshold() -> u64 {
+    DEFAULT_ELEPHANT_THRESHOLD_BYTES
+}
+fn default_idle_timeout() -> Time {
+    DEFAULT_IDLE_TIMEOUT_NS
+}
+fn default_feedback_threshold() -> u64 {
+    DEFAULT_FEEDBACK_THRESHOLD_BYTES
+}
+fn default_feedback_interval() -> Time {
+    DEFAULT_FEEDBACK_INTERVAL_NS
 }
 
 impl NcfConfig {
