@@ -91,3 +91,72 @@ def test_htb_caps_a_group_end_to_end(base_spec):
     # edges can move a few hundred kB of out-of-order data in or out of it.
     assert 4.0e6 < capped < 5.5e6, capped
     assert free > 40e6, free
+
+
+def test_a_reverse_table_configures_the_ack_direction(base_spec, ccas):
+    d = spec(base_spec, reverse={"rate": "10Mbit", "buffer": "2BDP", "qdisc": "codel"})
+    d["bottleneck"]["reverse"]["rate_schedule"] = [{"at": "4s", "rate": "1Mbit"}]
+    t = Experiment.from_dict(d, ccas=ccas).resolve()["topology"]
+    r = t["reverse_bottleneck"]
+    # 2 BDP at the reverse rate over the bottleneck's bdp_rtt (the minimum RTT, 40 ms).
+    assert (r["rate_bps"], r["delay_ns"]) == (10_000_000, t["bottleneck"]["delay_ns"])
+    assert r["qdisc"]["kind"] == "codel" and r["qdisc"]["limit_packets"] == 2 * 50_000 // 1500 + 1
+    assert r["rate_schedule"] == [[4_000_000_000, 1_000_000]]
+    # An empty table is the engine's default reverse link; none at all leaves it to the engine.
+    d["bottleneck"]["reverse"] = {}
+    r = Experiment.from_dict(d, ccas=ccas).resolve()["topology"]["reverse_bottleneck"]
+    assert (r["rate_bps"], r["qdisc"], r["rate_schedule"]) == (100_000_000, {"kind": "pfifo", "limit_packets": 1000}, [])
+    del d["bottleneck"]["reverse"]
+    assert Experiment.from_dict(d, ccas=ccas).resolve()["topology"]["reverse_bottleneck"] is None
+
+
+def test_reverse_mistakes_name_the_reverse_field(base_spec, ccas):
+    d = spec(base_spec, reverse={"rate": "0bit", "qdisc": {"kind": "red", "min": 0.5, "max": 0.4}})
+    d["bottleneck"]["reverse"]["rate_schedule"] = [{"at": "20s", "rate": "1Mbit"}]
+    with pytest.raises(SpecError) as e:
+        Experiment.from_dict(d, ccas=ccas)
+    fields = {path for path, _ in e.value.issues}
+    assert {"bottleneck.reverse.rate", "bottleneck.reverse.rate_schedule[0].at"} <= fields
+    d["bottleneck"]["reverse"] = {"qdisc": {"kind": "red", "min": 0.5, "max": 0.4}}
+    with pytest.raises(SpecError) as e:
+        Experiment.from_dict(d, ccas=ccas)
+    assert "bottleneck.reverse.qdisc.min" in {path for path, _ in e.value.issues}
+    d["bottleneck"]["reverse"] = {"delay": "5ms"}
+    with pytest.raises(SpecError, match="bottleneck.reverse.delay"):
+        Experiment.from_dict(d, ccas=ccas)
+
+
+@pytest.mark.engine
+def test_a_slow_reverse_link_delays_or_drops_the_acks_and_its_schedule_applies(base_spec):
+    import ccbench
+
+    d = base_spec
+    d["experiment"].update(duration="6s", warmup="2s")
+    d["host"] = {"model": "ideal"}  # one ACK per two segments, no GRO merging
+    d["bottleneck"].update(rate="50Mbit")
+    d["flows"] = [{"sender": "b", "cca": "cubic"}]
+
+    def run(reverse: dict[str, Any] | None) -> tuple[float, float, Any]:
+        """Goodput, median smoothed RTT (s) and the reverse link's queue samples."""
+        if reverse is not None:
+            d["bottleneck"]["reverse"] = reverse
+        res = ccbench.run(d)
+        f, ts, q = res.flows, res.flow_ts, res.queue_ts
+        goodput = float((f["delivered_bytes"] - f["delivered_bytes_at_warmup"]).sum() * 8 / 4)
+        srtt = float(ts[ts["time_ns"] >= 2e9]["srtt_ns"].median()) / 1e9
+        return goodput, srtt, q[(q["link"] == "bottleneck_rev") & (q["time_ns"] >= 2e9)]
+
+    free, free_rtt, _ = run(None)
+    # 0.4 Mbit/s carries about 960 ACKs of 52 bytes a second, half of what 50 Mbit/s
+    # of data asks for: with a deep reverse queue the ACKs wait (RTT up, goodput down) ...
+    deep, deep_rtt, deep_q = run({"rate": "400kbit", "buffer": "1000pkt"})
+    # ... with a shallow one they are dropped instead (cumulative ACKs lose little).
+    shallow, shallow_rtt, shallow_q = run({"rate": "400kbit", "buffer": "20pkt"})
+    sped_up, sped_up_rtt, _ = run({"rate": "400kbit", "buffer": "1000pkt", "rate_schedule": [{"at": "1s", "rate": "50Mbit"}]})
+    assert free > 0.9 * 50e6 * 1448 / 1500 and free_rtt < 0.1, (free, free_rtt)
+    assert deep < 0.6 * free and deep_rtt > free_rtt + 0.1, (deep, deep_rtt)
+    assert deep_q["backlog_pkts"].mean() > 100
+    assert shallow_q["backlog_pkts"].max() <= 20 and shallow_q["dropped_pkts"].iloc[-1] > 1000
+    full_shallow_queue_s = 20 * 52 * 8 / 400e3  # 21 ms of ACKs at most
+    assert shallow_rtt < free_rtt + full_shallow_queue_s + 0.005 and shallow > deep, (shallow, shallow_rtt)
+    assert sped_up > 0.95 * free and sped_up_rtt < free_rtt + 0.01, (sped_up, sped_up_rtt)

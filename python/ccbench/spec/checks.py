@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..units import format_duration
+from ..units import Size, format_duration
 from .flows import MAX_FLOWS
+from .network import RateChange
 from .qdisc import LimitContext, qdisc_issues
 from .topology import NetLink, topology_issues
 
@@ -134,19 +135,32 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
         ctx = x.limit_context(ln) if resolvable else None
         issues.extend(qdisc_issues(x.qdisc_spec(ln), f"{ln.path}.qdisc", ctx, groups))
         issues.extend(_shaper_issues(ln, ctx))
+        if ln.spec.reverse is not None:
+            rctx = x.limit_context(ln, reverse=True) if resolvable else None
+            issues.extend(qdisc_issues(x.qdisc_spec(ln, reverse=True), f"{ln.path}.reverse.qdisc", rctx, groups))
     return issues
 
 
 def _link_issues(ln: NetLink, duration: int) -> list[tuple[str, str]]:
-    """A network link's own fields: rate, buffer and rate schedule."""
-    issues: list[tuple[str, str]] = []
+    """A network link's own fields: rate, buffer and rate schedule, in each direction."""
     b, p = ln.spec, ln.path
-    if b.rate == 0:
+    issues = _direction_issues(b.rate, b.buffer, b.rate_schedule, p, duration)
+    if b.reverse is not None:
+        r = b.reverse
+        issues += _direction_issues(r.rate, r.buffer, r.rate_schedule, f"{p}.reverse", duration)
+    return issues
+
+
+def _direction_issues(
+    rate: int | None, buffer: Size, schedule: list[RateChange], p: str, duration: int
+) -> list[tuple[str, str]]:
+    issues: list[tuple[str, str]] = []
+    if rate == 0:
         issues.append((f"{p}.rate", "'0bit' is not allowed: the rate must be > 0"))
-    if b.buffer.value == 0:
-        issues.append((f"{p}.buffer", f"{str(b.buffer)!r} is not allowed: the buffer must be > 0"))
+    if buffer.value == 0:
+        issues.append((f"{p}.buffer", f"{str(buffer)!r} is not allowed: the buffer must be > 0"))
     prev = -1
-    for i, c in enumerate(b.rate_schedule):
+    for i, c in enumerate(schedule):
         path = f"{p}.rate_schedule[{i}]"
         if c.rate == 0:
             issues.append((f"{path}.rate", "'0bit' is not allowed: the rate must be > 0"))

@@ -34,6 +34,7 @@ from .network import (
     ACCESS_RATE_FACTOR,
     BottleneckSpec,
     ResolvedBuffer,
+    ReverseLinkSpec,
     SenderSpec,
     resolve_loss,
     resolve_loss_value,
@@ -51,8 +52,6 @@ from .topology import (
 )
 from .traffic import load_cdf, rtt_bins
 
-#: Queue of the reverse (ACK) bottleneck direction (engine ``DEFAULT_REVERSE_QUEUE_PKTS``).
-REVERSE_QUEUE_PACKETS = 1000
 #: Default sampling interval of ``flow_ts`` and ``queue_ts``.
 DEFAULT_SAMPLE_INTERVAL_NS = 100_000_000
 
@@ -196,10 +195,12 @@ class Experiment(_Model):
         """The rate that limits a link (default the primary one): the shaper's if there is one."""
         return self._shaped_rate(link or self.primary_link())
 
-    def qdisc_spec(self, link: NetLink | None = None) -> Any:
-        """A link's qdisc spec (default the primary link's); by default pfifo for a buffer
-        in packets, else bfifo."""
-        spec = (link or self.primary_link()).spec
+    def qdisc_spec(self, link: NetLink | None = None, reverse: bool = False) -> Any:
+        """A link's qdisc spec (default the primary link's; ``reverse``: its reverse
+        direction's); by default pfifo for a buffer in packets, else bfifo."""
+        spec: BottleneckSpec | ReverseLinkSpec = (link or self.primary_link()).spec
+        if reverse:
+            spec = spec.reverse if isinstance(spec, BottleneckSpec) and spec.reverse else ReverseLinkSpec()
         q = spec.qdisc
         if isinstance(q, str):  # set without validation (model_copy): parse the shorthand
             return TypeAdapter(QdiscSpec).validate_python(q)
@@ -211,11 +212,18 @@ class Experiment(_Model):
             else BfifoSpec(kind="bfifo", limit=None)
         )
 
-    def limit_context(self, link: NetLink | None = None) -> LimitContext:
+    def limit_context(self, link: NetLink | None = None, reverse: bool = False) -> LimitContext:
+        """What a link's queue limits resolve against (``reverse``: its reverse direction,
+        whose BDP is at the reverse rate over the same ``bdp_rtt``)."""
         link = link or self.primary_link()
         rtt = self.bdp_rtt_ns(link)
-        rate = self.shaped_rate(link)
-        return LimitContext(link.spec.buffer, Fraction(rate * rtt, 8 * NS_PER_SEC), self.packet_bytes(), rate)
+        if reverse:
+            r = link.spec.reverse or ReverseLinkSpec()
+            rate = r.rate if r.rate is not None else link.spec.rate
+            buffer = r.buffer
+        else:
+            rate, buffer = self.shaped_rate(link), link.spec.buffer
+        return LimitContext(buffer, Fraction(rate * rtt, 8 * NS_PER_SEC), self.packet_bytes(), rate)
 
     def group_flows(self) -> dict[str, list[int]]:
         """Flow ids of each flow group (``flows[*].name``, default the CCA name)."""
@@ -380,7 +388,8 @@ class Experiment(_Model):
         self, link: NetLink, groups: dict[str, list[int]]
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """The engine's forward and reverse ``LinkConfig`` of a link (reverse ``None``:
-        the engine's default, a 1000-packet pfifo at the same rate and delay, no loss)."""
+        the engine's default, a 1000-packet pfifo at the same rate and delay, no loss,
+        which is also what an empty ``reverse`` table resolves to)."""
         b = link.spec
         ctx = self.limit_context(link)
         qdisc = resolve_qdisc(self.qdisc_spec(link), ctx, groups)
@@ -394,14 +403,16 @@ class Experiment(_Model):
             "rate_schedule": [[c.at, c.rate] for c in b.rate_schedule],
             "limit_includes_head": b.limit_includes_head,
         }
-        if b.reverse_loss == 0.0:
+        if b.reverse is None and b.reverse_loss == 0.0:
             return forward, None
+        r = b.reverse or ReverseLinkSpec()
+        rctx = self.limit_context(link, reverse=True)
         reverse = {
-            "rate_bps": b.rate,
+            "rate_bps": rctx.rate_bps,
             "delay_ns": b.delay,
-            "qdisc": {"kind": "pfifo", "limit_packets": REVERSE_QUEUE_PACKETS},
+            "qdisc": resolve_qdisc(self.qdisc_spec(link, reverse=True), rctx, groups),
             **resolve_loss(b.reverse_loss),
-            "rate_schedule": [],
+            "rate_schedule": [[c.at, c.rate] for c in r.rate_schedule],
             "limit_includes_head": b.limit_includes_head,
         }
         return forward, reverse

@@ -17,6 +17,8 @@ from .qdisc import QdiscSpec, TbfSpec
 ACCESS_RATE_FACTOR = 10
 #: Floor of the default access queue (Linux's default ``txqueuelen``).
 ACCESS_QUEUE_FLOOR_PACKETS = 1000
+#: Queue of a link's reverse (ACK) direction (engine ``DEFAULT_REVERSE_QUEUE_PKTS``).
+REVERSE_QUEUE_PACKETS = 1000
 
 
 class RateChange(_Model):
@@ -59,6 +61,23 @@ def resolve_loss(loss: Any) -> dict[str, Any]:
     return {"loss": loss, "gilbert_elliott": None}
 
 
+class ReverseLinkSpec(_Model):
+    """``reverse = {...}`` of a link: its reverse (ACK) direction. By default it has the
+    forward's rate and a 1000-packet pfifo; its propagation delay is the forward's."""
+
+    rate: OptRate = Field(None, description="rate of the reverse direction; default: the forward rate")
+    buffer: SizeField = Field(
+        Size.packets(REVERSE_QUEUE_PACKETS),
+        description="queue limit; default 1000pkt (a BDP multiple is at the reverse rate and the link's bdp_rtt)",
+    )
+    qdisc: QdiscSpec | None = Field(
+        None, description="queue discipline, as the forward's; default pfifo/bfifo by the buffer's unit"
+    )
+    rate_schedule: list[RateChange] = Field(
+        default_factory=list, description="rate changes of the reverse direction [{at='20s', rate='5Mbit'}]"
+    )
+
+
 class BottleneckSpec(_Model):
     """``[bottleneck]``: the shared link from router A to router B."""
 
@@ -81,6 +100,9 @@ class BottleneckSpec(_Model):
         0.0, description="random loss on the bottleneck: 0.001, '0.1%' or {model='gilbert_elliott', p, r, ...}"
     )
     reverse_loss: LossSpec = Field(0.0, description="random loss on the reverse (ACK) direction of the bottleneck")
+    reverse: ReverseLinkSpec | None = Field(
+        None, description="the reverse (ACK) direction {rate, buffer, qdisc, rate_schedule}; default: forward rate, 1000pkt pfifo"
+    )
     rate_schedule: list[RateChange] = Field(
         default_factory=list, description="rate changes [{at='20s', rate='50Mbit'}]"
     )
