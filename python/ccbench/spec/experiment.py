@@ -32,6 +32,7 @@ from .host import HostSpec, resolve_host
 from .network import (
     ACCESS_QUEUE_FLOOR_PACKETS,
     ACCESS_RATE_FACTOR,
+    DEFAULT_REVERSE_LINK,
     BottleneckSpec,
     ResolvedBuffer,
     ReverseLinkSpec,
@@ -200,7 +201,7 @@ class Experiment(_Model):
         direction's); by default pfifo for a buffer in packets, else bfifo."""
         spec: BottleneckSpec | ReverseLinkSpec = (link or self.primary_link()).spec
         if reverse:
-            spec = spec.reverse if isinstance(spec, BottleneckSpec) and spec.reverse else ReverseLinkSpec()
+            spec = spec.reverse if isinstance(spec, BottleneckSpec) and spec.reverse else DEFAULT_REVERSE_LINK
         q = spec.qdisc
         if isinstance(q, str):  # set without validation (model_copy): parse the shorthand
             return TypeAdapter(QdiscSpec).validate_python(q)
@@ -218,7 +219,7 @@ class Experiment(_Model):
         link = link or self.primary_link()
         rtt = self.bdp_rtt_ns(link)
         if reverse:
-            r = link.spec.reverse or ReverseLinkSpec()
+            r = link.spec.reverse or DEFAULT_REVERSE_LINK
             rate = r.rate if r.rate is not None else link.spec.rate
             buffer = r.buffer
         else:
@@ -405,7 +406,7 @@ class Experiment(_Model):
         }
         if b.reverse is None and b.reverse_loss == 0.0:
             return forward, None
-        r = b.reverse or ReverseLinkSpec()
+        r = b.reverse or DEFAULT_REVERSE_LINK
         rctx = self.limit_context(link, reverse=True)
         reverse = {
             "rate_bps": rctx.rate_bps,

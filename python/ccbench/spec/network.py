@@ -78,6 +78,10 @@ class ReverseLinkSpec(_Model):
     )
 
 
+#: A link's reverse direction when its spec has no ``reverse`` table.
+DEFAULT_REVERSE_LINK = ReverseLinkSpec.model_validate({})
+
+
 class BottleneckSpec(_Model):
     """``[bottleneck]``: the shared link from router A to router B."""
 
