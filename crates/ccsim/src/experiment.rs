@@ -62,11 +62,6 @@ struct FlowRt {
     sender: Sender,
     receiver: Receiver,
     ecn: bool,
-    /// Times of this flow's sender / receiver wakeups still in the event queue.
-    /// A new wakeup is scheduled only if none of these is at or before it (an
-    /// early wakeup just re-evaluates), so each flow keeps O(1) pending events.
-    sender_wakes: Vec<Time>,
-    receiver_wakes: Vec<Time>,
     delivered_at_warmup: u64,
     /// The sender's counters and delivered segments at the warm-up, so that every
     /// summary figure can cover the same measurement window.
@@ -364,8 +359,6 @@ impl<'a, 'e> World<'a, 'e> {
             sender,
             receiver,
             ecn,
-            sender_wakes: Vec::new(),
-            receiver_wakes: Vec::new(),
             delivered_at_warmup: 0,
             counters_at_warmup: SenderCounters::default(),
             segs_delivered_at_warmup: 0,
@@ -467,7 +460,6 @@ impl<'a, 'e> World<'a, 'e> {
             }
             Event::SenderTimer(f) => {
                 let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
-                take_wake(&mut flow.sender_wakes, now);
                 let mut out = std::mem::take(&mut self.seg_buf);
                 flow.sender.on_timer(now, &mut out);
                 self.emit_segments(now, f, &mut out);
@@ -476,7 +468,6 @@ impl<'a, 'e> World<'a, 'e> {
             }
             Event::ReceiverTimer(f) => {
                 let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
-                take_wake(&mut flow.receiver_wakes, now);
                 if let Some(ack) = flow.receiver.on_timer(now) {
                     self.emit_ack(now, f, ack);
                 }
@@ -663,7 +654,8 @@ impl<'a, 'e> World<'a, 'e> {
     fn schedule_link(&mut self, l: LinkId, (wake, arrival): (LinkWake, Option<Time>)) {
         match wake {
             LinkWake::TxDone(t) => self.q.schedule(t, Event::TxDone(l)),
-            LinkWake::Poll(t) => self.q.schedule(t, Event::LinkPoll(l)),
+            // The link's one poll slot: an earlier poll replaces a pending later one.
+            LinkWake::Poll(t) => self.q.set_timer(l, t, Event::LinkPoll(l)),
             LinkWake::None => {}
         }
         if let Some(t) = arrival {
@@ -777,11 +769,13 @@ impl<'a, 'e> World<'a, 'e> {
         }
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
-            if !flow.sender_wakes.iter().any(|&w| w <= t) {
+            // One timer slot per sender: a pending wakeup at or before `t` just
+            // re-evaluates when it fires; a later one is moved to `t`.
+            let slot = self.sender_timer_slot(f);
+            if self.q.timer_at(slot).is_none_or(|w| w > t) {
                 // Timers fire late by the sending host's processing delay.
                 let t = t + self.hosts[2 * sender_host].delay.sample();
-                flow.sender_wakes.push(t);
-                self.q.schedule(t, Event::SenderTimer(f));
+                self.q.set_timer(slot, t, Event::SenderTimer(f));
             }
         }
     }
@@ -900,16 +894,26 @@ impl<'a, 'e> World<'a, 'e> {
         let rt = slot.rt.take().expect("retiring a running flow");
         self.live.remove(&f);
         fill_row(&mut slot.row, &rt, !self.warmup_passed && self.cfg.warmup_ns > 0);
+        let timers = self.sender_timer_slot(f);
+        self.q.cancel_timer(timers);
+        self.q.cancel_timer(timers + 1);
     }
 
     fn resched_receiver(&mut self, f: u32) {
-        let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
+        let Some(flow) = self.flows[f as usize].rt.as_deref() else { return };
         if let Some(t) = flow.receiver.deadline() {
-            if !flow.receiver_wakes.iter().any(|&w| w <= t) {
-                flow.receiver_wakes.push(t);
-                self.q.schedule(t, Event::ReceiverTimer(f));
+            let slot = self.sender_timer_slot(f) + 1;
+            if self.q.timer_at(slot).is_none_or(|w| w > t) {
+                self.q.set_timer(slot, t, Event::ReceiverTimer(f));
             }
         }
+    }
+
+    /// Timer slots ([`EventQueue::set_timer`]): link `l`'s shaper poll is slot `l`;
+    /// flow `f`'s sender timer comes after the links' slots and its receiver's
+    /// (delayed ACK) timer right after that.
+    fn sender_timer_slot(&self, f: u32) -> u32 {
+        self.links.len() as u32 + 2 * f
     }
 
     fn sample(&mut self, now: Time) {
@@ -1010,13 +1014,6 @@ impl<'a, 'e> World<'a, 'e> {
             stats: self.stats,
             interrupted,
         }
-    }
-}
-
-/// Forget the pending wakeup at `now` (it is being handled).
-fn take_wake(wakes: &mut Vec<Time>, now: Time) {
-    if let Some(i) = wakes.iter().position(|&w| w == now) {
-        wakes.swap_remove(i);
     }
 }
 

@@ -15,10 +15,16 @@
 //! entries, and it touches memory in order. Both pop in exactly (time, seq) order, so
 //! the switch cannot change results. Measured in `docs/benchmarks.md`: the binary
 //! heap is 10–20 % faster at 2–20 flows, the radix heap 20 % faster at 1,000–5,000.
+//!
+//! Timers that are re-armed (a flow's sender and receiver timers, a shaper's poll)
+//! live apart in timer slots ([`super::timers`]): one pending entry per slot, moved
+//! when re-armed, so nothing stale piles up. Pops interleave the two in (time, seq)
+//! order, so the heap as a whole holds O(components) entries.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
+use super::timers::TimerHeap;
 use crate::units::Time;
 
 /// Queue length above which the radix heap takes over, and below which the binary
@@ -31,12 +37,6 @@ struct Entry<E> {
     /// `(time << 64) | seq`: unique, and ordered as (time, seq).
     key: u128,
     event: E,
-}
-
-impl<E> Entry<E> {
-    fn time(&self) -> Time {
-        (self.key >> 64) as Time
-    }
 }
 
 impl<E> PartialEq for Entry<E> {
@@ -63,10 +63,15 @@ const BUCKETS: usize = 129;
 #[derive(Debug)]
 struct RadixHeap<E> {
     buckets: Vec<Vec<Entry<E>>>,
-    /// Key of the last entry popped (or a lower bound): every key in the heap is greater.
+    /// A lower bound of every key in the buckets: the minimum once a peek or pop has
+    /// settled it.
     last: u128,
     /// Bit b of word b / 64 is set iff bucket b is non-empty.
     occupied: [u64; 3],
+    /// Keys pushed below `last` after a peek settled it (the queue popped a timer
+    /// instead, whose handler scheduled something earlier): each is below every key
+    /// in the buckets, so they leave first, from this small heap.
+    below: BinaryHeap<Reverse<Entry<E>>>,
 }
 
 fn bucket_of(key: u128, last: u128) -> usize {
@@ -75,10 +80,14 @@ fn bucket_of(key: u128, last: u128) -> usize {
 
 impl<E: Copy> RadixHeap<E> {
     fn new(last: u128) -> Self {
-        Self { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), last, occupied: [0; 3] }
+        Self { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), last, occupied: [0; 3], below: BinaryHeap::new() }
     }
 
     fn push(&mut self, e: Entry<E>) {
+        if e.key < self.last {
+            self.below.push(Reverse(e));
+            return;
+        }
         let b = bucket_of(e.key, self.last);
         self.occupied[b / 64] |= 1 << (b % 64);
         self.buckets[b].push(e);
@@ -97,13 +106,18 @@ impl<E: Copy> RadixHeap<E> {
         let mut moving = std::mem::take(&mut self.buckets[b]);
         self.last = moving.iter().map(|e| e.key).min().expect("non-empty");
         for e in moving.drain(..) {
-            self.push(e);
+            let b = bucket_of(e.key, self.last);
+            self.occupied[b / 64] |= 1 << (b % 64);
+            self.buckets[b].push(e);
         }
         self.buckets[b] = moving;
         true
     }
 
     fn pop(&mut self) -> Option<Entry<E>> {
+        if let Some(Reverse(e)) = self.below.pop() {
+            return Some(e);
+        }
         if !self.settle() {
             return None;
         }
@@ -115,6 +129,9 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn peek(&mut self) -> Option<&Entry<E>> {
+        if !self.below.is_empty() {
+            return self.below.peek().map(|Reverse(e)| e);
+        }
         if !self.settle() {
             return None;
         }
@@ -122,6 +139,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn drain_into(&mut self, out: &mut Vec<Reverse<Entry<E>>>) {
+        out.extend(self.below.drain());
         for b in &mut self.buckets {
             out.extend(b.drain(..).map(Reverse));
         }
@@ -145,6 +163,7 @@ pub struct EventQueue<E> {
     shrink_at: usize,
     next_seq: u64,
     now: Time,
+    timers: TimerHeap<E>,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -157,6 +176,7 @@ impl<E> Default for EventQueue<E> {
             shrink_at: SHRINK_AT,
             next_seq: 0,
             now: 0,
+            timers: TimerHeap::default(),
         }
     }
 }
@@ -180,10 +200,7 @@ impl<E: Copy> EventQueue<E> {
     /// Schedule `event` at `at`. Scheduling in the past is a logic error; in release
     /// builds the event fires "now" so time still never goes backwards.
     pub fn schedule(&mut self, at: Time, event: E) {
-        debug_assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
-        let at = at.max(self.now);
-        let e = Entry { key: ((at as u128) << 64) | self.next_seq as u128, event };
-        self.next_seq += 1;
+        let e = Entry { key: self.next_key(at), event };
         self.len += 1;
         match &mut self.store {
             Store::Small(h) => {
@@ -200,8 +217,47 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// The key of an event scheduled now at `at`: (time, next sequence number).
+    fn next_key(&mut self, at: Time) -> u128 {
+        debug_assert!(at >= self.now, "event scheduled in the past: {} < {}", at, self.now);
+        let at = at.max(self.now);
+        let key = ((at as u128) << 64) | self.next_seq as u128;
+        self.next_seq += 1;
+        key
+    }
+
+    /// Arm timer `slot` to fire `event` at `at`, replacing its pending timer if it
+    /// has one (earlier or later). A slot never holds more than one pending event.
+    pub fn set_timer(&mut self, slot: u32, at: Time, event: E) {
+        let key = self.next_key(at);
+        self.timers.set(slot, key, event);
+    }
+
+    /// When `slot`'s pending timer fires, if it has one.
+    pub fn timer_at(&self, slot: u32) -> Option<Time> {
+        self.timers.key_of(slot).map(|k| (k >> 64) as Time)
+    }
+
+    /// Disarm `slot`.
+    pub fn cancel_timer(&mut self, slot: u32) {
+        self.timers.cancel(slot);
+    }
+
+    fn main_min_key(&mut self) -> Option<u128> {
+        match &mut self.store {
+            Store::Small(h) => h.peek().map(|Reverse(e)| e.key),
+            Store::Large(r) => r.peek().map(|e| e.key),
+        }
+    }
+
     /// Pop the next event, advancing `now`. Time is monotone by construction.
     pub fn pop(&mut self) -> Option<(Time, E)> {
+        if let Some(timer_key) = self.timers.min_key() {
+            if self.main_min_key().is_none_or(|k| timer_key < k) {
+                let (key, event) = self.timers.pop().expect("peeked");
+                return Some((self.advance(key), event));
+            }
+        }
         let top = match &mut self.store {
             Store::Small(h) => h.pop().map(|Reverse(e)| e),
             Store::Large(r) => r.pop(),
@@ -215,25 +271,33 @@ impl<E: Copy> EventQueue<E> {
                 self.store = Store::Small(BinaryHeap::from(v));
             }
         }
-        let t = top.time();
+        Some((self.advance(top.key), top.event))
+    }
+
+    /// `now` moves to the time of the key just popped.
+    fn advance(&mut self, key: u128) -> Time {
+        let t = (key >> 64) as Time;
         assert!(t >= self.now, "time went backwards: {} < {}", t, self.now);
         self.now = t;
-        Some((t, top.event))
+        t
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
-        match &mut self.store {
-            Store::Small(h) => h.peek().map(|Reverse(e)| e.time()),
-            Store::Large(r) => r.peek().map(Entry::time),
-        }
+        let main = self.main_min_key();
+        let key = match (main, self.timers.min_key()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        Some((key >> 64) as Time)
     }
 
+    /// Pending events, ordinary and timers.
     pub fn len(&self) -> usize {
-        self.len
+        self.len + self.timers.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 }
 
@@ -284,6 +348,51 @@ mod tests {
                     seq += 1;
                 }
                 prop_assert_eq!(q.len(), reference.len());
+            }
+        }
+
+        /// Timer slots interleave with ordinary events in (time, seq) order; re-arming
+        /// a slot replaces its pending timer (earlier or later), cancelling removes
+        /// it, so the queue never holds more than one entry per slot.
+        #[test]
+        fn timer_slots_replace_and_interleave(
+            ops in proptest::collection::vec((0u64..50, 0u8..4, 0u32..6), 1..400),
+            grow_at in 2usize..40,
+        ) {
+            let mut q = EventQueue::with_thresholds(grow_at, grow_at / 2);
+            // (time, seq, slot or None for an ordinary event)
+            let mut reference: Vec<(Time, u64, Option<u32>)> = Vec::new();
+            let mut seq = 0u64;
+            for (dt, op, slot) in ops {
+                match op {
+                    0 => {
+                        reference.sort();
+                        let want = (!reference.is_empty()).then(|| reference.remove(0)).map(|(t, s, _)| (t, s));
+                        prop_assert_eq!(q.pop(), want);
+                    }
+                    1 => {
+                        let at = q.now() + dt;
+                        q.schedule(at, seq);
+                        reference.push((at, seq, None));
+                        seq += 1;
+                    }
+                    2 => {
+                        let at = q.now() + dt;
+                        q.set_timer(slot, at, seq);
+                        reference.retain(|e| e.2 != Some(slot));
+                        reference.push((at, seq, Some(slot)));
+                        seq += 1;
+                    }
+                    _ => {
+                        q.cancel_timer(slot);
+                        reference.retain(|e| e.2 != Some(slot));
+                    }
+                }
+                prop_assert_eq!(q.len(), reference.len());
+                let pending = reference.iter().find(|e| e.2 == Some(slot)).map(|e| e.0);
+                prop_assert_eq!(q.timer_at(slot), pending);
+                let first = reference.iter().map(|e| e.0).min();
+                prop_assert_eq!(q.peek_time(), first);
             }
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod rng;
+mod timers;
 
 pub use event::EventQueue;
 pub use rng::{stream, SimRng};
