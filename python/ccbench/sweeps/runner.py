@@ -6,7 +6,8 @@
 2. takes the directory's lock, refuses a directory whose runs come from another
    engine version, and removes what interrupted writes left behind;
 3. skips runs already complete (a run is complete iff ``runs/<id>/manifest.json`` says
-   so) and runs recorded as failed unless ``retry_failed``;
+   so) and runs recorded as failed unless ``retry_failed``; a ``runs/<id>`` that is
+   not a complete run (damaged since) is recorded as failed, never overwritten;
 4. records each invalid combination as failed without running it;
 5. runs the rest on the executor, writing ``failed/<id>.json`` for each failure and
    rewriting ``index.parquet`` every few seconds and at the end.
@@ -219,6 +220,16 @@ def run_sweep(
             elif run.experiment is None:
                 task = _task(run, layout, sweep.name, plan.engine_version)
                 row = failure_record(task, "SpecError", run.error or "invalid combination")
+                write_json(layout.failure(run.run_id), row)
+            elif row is None and os.path.lexists(layout.run_dir(run.run_id)):
+                # Runs are renamed into place complete, so this one was damaged since
+                # (or is not ours): never overwrite it, say what to do.
+                task = _task(run, layout, sweep.name, plan.engine_version)
+                row = failure_record(
+                    task, "DamagedRun",
+                    f"{layout.run_dir(run.run_id)} exists but is not a complete run (its manifest is missing or "
+                    "damaged); delete that directory and run the sweep again to recompute this run",
+                )  # fmt: skip
                 write_json(layout.failure(run.run_id), row)
             elif row is None:
                 todo.append(_task(run, layout, sweep.name, plan.engine_version, force=force))

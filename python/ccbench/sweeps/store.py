@@ -146,8 +146,8 @@ def write_json(path: Path, data: Any) -> None:
 def read_json(path: Path) -> dict[str, Any] | None:
     """A JSON object from ``path``, or ``None`` if it is missing or damaged."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):  # ValueError: bad JSON or not UTF-8
         return None
     return data if isinstance(data, dict) else None
 
