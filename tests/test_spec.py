@@ -44,7 +44,8 @@ def test_resolved_config_has_exactly_the_engine_fields(base_spec, ccas):
     cfg = make(base_spec, ccas).resolve()
     # Mirrors crates/ccsim/src/config.rs (deny_unknown_fields) plus start_jitter_ns.
     assert set(cfg) == {
-        "seed", "duration_ns", "warmup_ns", "sample_interval_ns", "sojourn_sample_every", "topology", "flows",
+        "seed", "duration_ns", "warmup_ns", "sample_interval_ns", "sojourn_sample_every", "packet_events",
+        "topology", "flows",
     }  # fmt: skip
     assert set(cfg["topology"]) == {"kind", "bottleneck", "reverse_bottleneck", "senders"}
     assert set(cfg["topology"]["bottleneck"]) == {

@@ -44,6 +44,11 @@ pub struct ExperimentConfig {
     /// kept in the `sojourn` table (a systematic sample); 0 keeps none.
     #[serde(default = "default_sojourn_every")]
     pub sojourn_sample_every: u64,
+    /// Record one `events` row per dropped or CE-marked packet. Off, drops and marks
+    /// are only counted (per flow in `flows`, per link in `links` and `queue_ts`), so
+    /// the recorded tables do not grow with simulated time.
+    #[serde(default = "default_true")]
+    pub packet_events: bool,
     pub topology: TopologyConfig,
     pub flows: Vec<FlowConfig>,
 }

@@ -664,6 +664,12 @@ impl<'a, 'e> World<'a, 'e> {
     }
 
     fn record_drop(&mut self, now: Time, l: LinkId, p: &Packet, reason: &str) {
+        if p.is_data() {
+            let before_warmup = self.before_warmup();
+            let row = &mut self.flows[p.flow as usize].row;
+            row.dropped_pkts += 1;
+            row.dropped_pkts_at_warmup += before_warmup as u64;
+        }
         let seg = match p.payload {
             Payload::Data(s) => {
                 self.stats.data_pkts_dropped += 1;
@@ -682,8 +688,17 @@ impl<'a, 'e> World<'a, 'e> {
                 seq as f64
             }
         };
-        let name = &self.links[l as usize].name;
-        self.events.push(now, "drop", p.flow as i64, name, reason, seg, if p.is_data() { 1.0 } else { 0.0 });
+        if self.cfg.packet_events {
+            let name = &self.links[l as usize].name;
+            self.events.push(now, "drop", p.flow as i64, name, reason, seg, if p.is_data() { 1.0 } else { 0.0 });
+        }
+    }
+
+    /// Whether the warm-up instant is still ahead (counts before it are kept apart).
+    /// Like the other `_at_warmup` figures, nothing counts as before a warm-up that
+    /// never comes (0, or past the end): the window is then the whole run.
+    fn before_warmup(&self) -> bool {
+        !self.warmup_passed && self.cfg.warmup_ns > 0 && self.cfg.warmup_ns < self.cfg.duration_ns
     }
 
     /// Record the drops and CE marks a link's queue made (at enqueue or dequeue).
@@ -700,8 +715,14 @@ impl<'a, 'e> World<'a, 'e> {
         }
         for p in &report.marks {
             if let Payload::Data(s) = p.payload {
-                let name = &self.links[l as usize].name;
-                self.events.push(now, "ecn_mark", p.flow as i64, name, "", s.seg as f64, f64::NAN);
+                let before_warmup = self.before_warmup();
+                let row = &mut self.flows[p.flow as usize].row;
+                row.ecn_marked_pkts += 1;
+                row.ecn_marked_pkts_at_warmup += before_warmup as u64;
+                if self.cfg.packet_events {
+                    let name = &self.links[l as usize].name;
+                    self.events.push(now, "ecn_mark", p.flow as i64, name, "", s.seg as f64, f64::NAN);
+                }
             }
         }
         report.drops.clear();

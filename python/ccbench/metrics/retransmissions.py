@@ -13,7 +13,10 @@
   (:func:`burstiness`, :func:`drop_burstiness`).
 
 The drop metrics read ``events`` rows of kind ``drop`` with ``value2 == 1`` (data
-packets; ACK drops are not congestion signals for the data flow).
+packets; ACK drops are not congestion signals for the data flow). Those rows exist
+only with ``experiment.packet_events = true``; otherwise the per-flow drop rates use
+the ``flows`` table's ``dropped_pkts`` counters and M-BURST, which needs each drop's
+time, is NaN.
 """
 
 from __future__ import annotations
@@ -98,6 +101,14 @@ def data_drops(events: pd.DataFrame, *, link: str | None = "bottleneck") -> pd.D
     return events[mask].sort_values("time_ns", kind="stable")
 
 
+def _counts_drops(flows: pd.DataFrame, events: pd.DataFrame | None) -> bool:
+    """Whether the drops come from the ``flows`` table's counters: it has them and
+    ``events`` has no per-packet ``drop`` rows (recorded without ``packet_events``)."""
+    if "dropped_pkts" not in flows.columns or "dropped_pkts_at_warmup" not in flows.columns:
+        return False
+    return events is None or not (events["kind"].astype(str) == "drop").any()
+
+
 def loss_and_halving_rates(
     flows: pd.DataFrame, events: pd.DataFrame | None = None, *, warmup_ns: int | None = None
 ) -> pd.DataFrame:
@@ -114,6 +125,12 @@ def loss_and_halving_rates(
       ignores its first minutes: drop and ``cwnd_reduction`` events at or after the
       warm-up, packets = segments delivered in the window (window bytes / MSS) plus
       the window's drops.
+
+    Drops are the per-packet ``drop`` rows at the bottleneck when ``events`` has any;
+    a run recorded without them (``experiment.packet_events = false``, the default)
+    has the ``flows`` table count them instead: ``dropped_pkts`` (the flow's data
+    packets dropped on any link of its path, in a dumbbell the bottleneck), minus
+    ``dropped_pkts_at_warmup`` for the window (the run's own warm-up).
     """
     out = pd.DataFrame({"flow_id": flows["flow_id"].to_numpy()})
     for c in ("group", "cca"):
@@ -124,7 +141,11 @@ def loss_and_halving_rates(
         if events is None:
             raise ValueError("counting in the measurement window needs the events table")
         late = events[events["time_ns"].to_numpy(dtype=np.int64) >= warmup_ns]
-        drops = ids.map(data_drops(late).groupby("flow_id").size()).fillna(0).to_numpy(dtype=float)
+        if _counts_drops(flows, events):
+            all_drops = flows["dropped_pkts"].to_numpy(dtype=np.int64)
+            drops = (all_drops - flows["dropped_pkts_at_warmup"].to_numpy(dtype=np.int64)).astype(float)
+        else:
+            drops = ids.map(data_drops(late).groupby("flow_id").size()).fillna(0).to_numpy(dtype=float)
         cuts = late[late["kind"].astype(str) == "cwnd_reduction"]
         halvings = ids.map(cuts.groupby("flow_id").size()).fillna(0).to_numpy(dtype=float)
         window = (
@@ -133,7 +154,9 @@ def loss_and_halving_rates(
         ) / flows["mss"].to_numpy(dtype=float)
         packets = window + drops
     else:
-        if events is not None:
+        if _counts_drops(flows, events):
+            drops = flows["dropped_pkts"].to_numpy(dtype=float)
+        elif events is not None:
             drops = ids.map(data_drops(events).groupby("flow_id").size()).fillna(0).to_numpy(dtype=float)
         else:
             drops = flows["segs_lost"].to_numpy(dtype=float)

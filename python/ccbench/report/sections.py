@@ -107,7 +107,9 @@ def more_run_metrics(res: RunResult, *, bin_ns: int = 100_000_000) -> pd.DataFra
     add("M-LOSSRATE", "bottleneck data drops / packets (window)", drops / sent if sent else math.nan)
     add("M-HALVRATE", "cwnd halvings / packets (window)", halvings / sent if sent else math.nan)
     add("M-LOSS-HALVING", "drops per cwnd halving", drops / halvings if halvings else math.nan)
-    add("M-BURST", "Goh–Barabási burstiness of drops", drop_burstiness(res.events), "all drops at the queue")
+    has_drop_rows = bool((res.events["kind"].astype(str) == "drop").any())
+    burst_note = "all drops at the queue" if has_drop_rows else "no drop rows: needs experiment.packet_events = true"
+    add("M-BURST", "Goh–Barabási burstiness of drops", drop_burstiness(res.events), burst_note)
     m = mathis_inputs(flows, res.flow_ts, res.events, warmup_ns=warm)
     for p, label in (("p_loss", "loss rate"), ("p_halving", "cwnd-halving rate")):
         c = fit_mathis_c(m["goodput_bps"], m["mss"], m["rtt_s"], m[p])

@@ -77,6 +77,11 @@ class ExperimentSection(_Model):
     sojourn_sample_every: int = Field(
         10, ge=0, le=2**32, description="keep every n-th packet's queueing delay in the sojourn table; 0 keeps none"
     )
+    packet_events: bool = Field(
+        False,
+        description="true or false: record an events row per dropped or CE-marked packet (needed by M-BURST); "
+        "false counts them only (flows, links, queue_ts), so memory does not grow with the duration",
+    )
     backend: BackendName = Field(
         "sim", description="'sim' (the simulator) or 'linux' (real kernels in network namespaces, root only)"
     )
@@ -381,6 +386,7 @@ class Experiment(_Model):
             "warmup_ns": e.warmup,
             "sample_interval_ns": e.sample_interval,
             "sojourn_sample_every": e.sojourn_sample_every,
+            "packet_events": e.packet_events,
             "topology": self._resolve_topology(resolved, senders),
             "flows": flows,
         }

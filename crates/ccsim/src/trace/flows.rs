@@ -30,6 +30,12 @@ pub struct FlowRow {
     pub segs_delivered_at_warmup: u64,
     pub min_rtt_ns: Option<Time>,
     pub srtt_ns: Time,
+    /// The flow's data packets dropped and CE-marked on any link, in all and before
+    /// the warm-up (counted whether or not per-packet event rows are recorded).
+    pub dropped_pkts: u64,
+    pub dropped_pkts_at_warmup: u64,
+    pub ecn_marked_pkts: u64,
+    pub ecn_marked_pkts_at_warmup: u64,
 }
 
 /// Names the table needs: sender names, group labels, each group's CCA names.
@@ -88,6 +94,10 @@ pub fn flows_table(rows: &[FlowRow], names: &FlowNames, end_of_run: Time) -> Tab
             ("segs_sent_at_warmup", u64s(&|r| r.counters_at_warmup.segs_sent)),
             ("segs_retrans_at_warmup", u64s(&|r| r.counters_at_warmup.segs_retrans)),
             ("segs_delivered_at_warmup", u64s(&|r| r.segs_delivered_at_warmup)),
+            ("dropped_pkts", u64s(&|r| r.dropped_pkts)),
+            ("dropped_pkts_at_warmup", u64s(&|r| r.dropped_pkts_at_warmup)),
+            ("ecn_marked_pkts", u64s(&|r| r.ecn_marked_pkts)),
+            ("ecn_marked_pkts_at_warmup", u64s(&|r| r.ecn_marked_pkts_at_warmup)),
         ],
     }
 }

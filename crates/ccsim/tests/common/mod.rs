@@ -18,6 +18,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
         warmup_ns: secs(5),
         sample_interval_ns: ms(100),
         sojourn_sample_every: 10,
+        packet_events: true,
         topology: TopologyConfig::Dumbbell(DumbbellConfig {
             bottleneck: LinkConfig {
                 rate_bps: rate,
