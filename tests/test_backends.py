@@ -12,7 +12,7 @@ from fakes import FAKE_CCAS, fake_run
 
 from ccbench import api, engine
 from ccbench.backends import BackendError, BackendUnavailable, get_backend
-from ccbench.backends.compare import compare_results
+from ccbench.backends.compare import compare_results, run_metrics
 from ccbench.backends.linux import ROOT_MESSAGE, system
 from ccbench.backends.linux.plan import NATURAL_RTT_NS, make_plan
 from ccbench.backends.linux.sampling import parse_ss, parse_tc
@@ -252,6 +252,26 @@ def test_compare_reports_differences_against_the_tolerances():
     md = off.to_markdown()
     assert md.splitlines()[0] == "| metric | sim | linux | difference | tolerance | within |" and "**no**" in md
     assert math.isnan(rows["srtt_ms"]["difference"]) or rows["srtt_ms"]["within"] is not None
+
+
+def test_per_group_retransmissions_cover_the_measurement_window():
+    """The per-group counts are over the same window as the total (the summary's): a
+    deep buffer's slow-start losses before the warm-up are not in either."""
+    run = _run([45e6, 45e6])
+    flows = run.tables["flows"]
+    retrans = flows["segs_retrans"].to_pylist()
+    at_warmup = {
+        "segs_retrans_at_warmup": [r // 3 for r in retrans],
+        "segs_sent_at_warmup": [v // 2 for v in flows["segs_sent"].to_pylist()],
+        "segs_delivered_at_warmup": [v // 2 for v in flows["segs_delivered"].to_pylist()],
+    }
+    for col, vals in at_warmup.items():
+        flows = flows.append_column(col, pa.array(vals, type=pa.uint64()))
+    run.tables["flows"] = flows
+    m = run_metrics(run)
+    per_group = [m[k] for k in m if k.startswith("retransmissions:")]
+    assert sorted(per_group) == sorted(float(r - r // 3) for r in retrans)
+    assert sum(per_group) == m["retransmissions"]
 
 
 def test_backends_command_lists_both(monkeypatch):

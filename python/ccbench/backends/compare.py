@@ -62,7 +62,7 @@ def _mean_srtt_ns(result: RunResult, warmup_ns: int) -> float:
 def run_metrics(result: RunResult) -> dict[str, float]:
     """The compared metrics of one run: ``share:<group>``, ``jain``, ``utilization``,
     ``retransmissions``, ``retransmissions:<group>``, ``srtt_ms``, and the untoleranced
-    ``goodput_mbps``, ``queue_mean_pkts``, ``drops``."""
+    ``goodput_mbps``, ``queue_mean_pkts``, ``drops``; all over the measurement window."""
     s = summary(result)
     window = result.derived["window"]
     warm, dur = int(window["warmup_ns"]), int(window["duration_ns"])
@@ -74,8 +74,12 @@ def run_metrics(result: RunResult) -> dict[str, float]:
     out["utilization"] = float(s["utilization"])
     out["retransmissions"] = float(s["retransmissions"])
     flows = result.flows
-    for g, df in flows.groupby(flows["group"].astype(str), sort=True):
-        out[f"retransmissions:{g}"] = float(df["segs_retrans"].sum())
+    # per group over the same window as the total (the summary's): the counts after the
+    # warm-up when the run recorded them there, else over the whole run
+    at_warmup = flows["segs_retrans_at_warmup"] if "segs_retrans_at_warmup" in flows.columns else 0
+    window_retrans = flows["segs_retrans"] - at_warmup
+    for g, df in window_retrans.groupby(flows["group"].astype(str), sort=True):
+        out[f"retransmissions:{g}"] = float(df.sum())
     out["srtt_ms"] = _mean_srtt_ns(result, warm) / 1e6
     out["goodput_mbps"] = float(s["goodput_bps"]) / 1e6
     out["queue_mean_pkts"] = float(s["queue"].get("mean_pkts", math.nan))
