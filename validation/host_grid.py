@@ -119,8 +119,11 @@ def summarize(a) -> None:
     d = a.summarize
     rows = {}
     # grid-*.json: the kernel runs; paced-cubic/grid-*.json: the earlier runs whose cubic
-    # and reno flows were left paced by the namespace's default CCA (bbr), "linux-paced".
-    for src, pattern in (("linux", f"{d}/grid-*.json"), ("linux-paced", f"{d}/paced-cubic/grid-*.json")):
+    # and reno flows were left paced by the namespace's default CCA (bbr), "linux-paced";
+    # loaded/grid-*.json: the fixed rig on a machine at a load average of 11-22,
+    # "linux-loaded".
+    for src, pattern in (("linux", f"{d}/grid-*.json"), ("linux-paced", f"{d}/paced-cubic/grid-*.json"),
+                         ("linux-loaded", f"{d}/loaded/grid-*.json")):
         for p in glob.glob(pattern):
             k = json.load(open(p))
             key = (k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"]))
@@ -144,6 +147,8 @@ def summarize(a) -> None:
             "srtt": _rng([st.mean(f["srtt_us_mean"] for f in r["flows"] if f.get("srtt_us_mean"))
                           for r in runs]),
             "n": len(runs),
+            # kernel runs: the 1-minute load average at the end of each run
+            "load": _rng([float(r["loadavg_after"].split()[0]) for r in runs if r.get("loadavg_after")]),
         }
 
     def verdict(o, k):
@@ -172,10 +177,37 @@ def summarize(a) -> None:
             s = stats(rows[key].get(src, []))
             if s is None:
                 continue
-            print(f"| {pair} | {limit} | {delay} ms | {src} | {s['n']} | {_cell(s['share1'], lambda x: f'{x:.3f}')} "
+            runs = f"{s['n']}" if s["load"] is None else f"{s['n']} (load {s['load'][1]:.1f}–{s['load'][2]:.1f})"
+            print(f"| {pair} | {limit} | {delay} ms | {src} | {runs} | {_cell(s['share1'], lambda x: f'{x:.3f}')} "
                   f"| {_cell(s['jain'], lambda x: f'{x:.3f}')} | {_cell(s['util'], lambda x: f'{x:.3f}')} "
                   f"| {_cell(s['retx'], lambda x: f'{x:.0f}')} | {_cell(s['srtt'], lambda x: f'{x:.0f}')} "
                   f"| {verdict(s, k) if not src.startswith('linux') else ''} |")
+
+
+def spread_table(a) -> None:
+    """Markdown: the spread of flow 1's share over runs (max − min and standard
+    deviation), kernel next to each labelled ccbench set, per grid row; the issue asks
+    that seeds differ, and the kernel's own spread says by how much."""
+    d = a.summarize
+    rows: dict = {}
+    for p in glob.glob(f"{d}/grid-*.json"):
+        k = json.load(open(p))
+        rows.setdefault((k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"])), {}).setdefault("linux", []).append(
+            k["shares"][0])
+    for p in glob.glob(f"{d}/ours-*.jsonl"):
+        for line in open(p):
+            o = json.loads(line)
+            rows.setdefault((o["ccas"], o["pfifo_limit_pkts"], int(o["ack_delay_ms"])), {}).setdefault(
+                o["label"], []).append(o["shares"][0])
+    labels = a.labels.split(",")
+    print("| pair | pfifo | ACK delay | " + " | ".join(f"{x}: range, sd" for x in ["linux", *labels]) + " |")
+    print("|---|---|---|" + "---|" * (1 + len(labels)))
+    for key in sorted(rows, key=lambda k: (PAIRS.index(k[0]) if k[0] in PAIRS else 9, k[2], k[1])):
+        cells = []
+        for src in ["linux", *labels]:
+            xs = rows[key].get(src, [])
+            cells.append(f"{max(xs) - min(xs):.3f}, {st.pstdev(xs):.3f} (n={len(xs)})" if len(xs) > 1 else "–")
+        print(f"| {key[0]} | {key[1]} | {key[2]} ms | " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -190,10 +222,13 @@ def main() -> None:
     ap.add_argument("--split-delay", action="store_true", help="split the 20 ms over both paths (old engine)")
     ap.add_argument("--label", default="ccbench")
     ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
+    ap.add_argument("--spread", action="store_true", help="with --summarize: the seed-spread table instead")
     ap.add_argument("--labels", default="linux-paced,before,after",
                     help="sources to list after the kernel's, in order (ccbench labels, linux-paced)")
     a = ap.parse_args()
-    if a.summarize:
+    if a.summarize and a.spread:
+        spread_table(a)
+    elif a.summarize:
         summarize(a)
     else:
         run_grid(a)

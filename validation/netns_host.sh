@@ -18,7 +18,16 @@
 #     -c SECS    capture SECS seconds of headers on snd:s0 and rcv:c0 from the end of the
 #                warm-up (pcaps next to the JSON, FILE-less-.json.{snd,rcv}.pcap) (default 0)
 #     -S SECS    start the second flow SECS after the first (e.g. 0.5)       (default 0)
+#     -T MS      sample `ss -tin` in the sender's namespace every MS ms into
+#                FILE-less-.json.ss.txt (0 = none)                        (default 0)
+#     -K         trace the flows' ACKs and congestion states (tracepoints tcp:tcp_probe and
+#                tcp:tcp_cong_state_set, tracefs) into FILE-less-.json.trace, for
+#                validation/host_kernel_trace.py and host_ack_gaps.py (machine-wide
+#                tracing: one such run at a time)
 #     -o FILE    JSON summary (default stdout); iperf3 JSON next to it
+# Always written next to the JSON: the TCP counters of the sender's and the receiver's
+# namespace at the end (`nstat -az`: .nstat.snd.txt/.nstat.rcv.txt) and the machine's
+# /proc/net/softnet_stat before and after (.softnet.txt; backlog drops are column 2).
 #
 # Topology: <P>snd --veth-- <P>rtr --veth-- <P>rcv (P = $NS_PREFIX, default "h13-").
 # Data: snd:s0 -> rtr:r0 -> rtr:r1 (tbf RATE + pfifo N) -> rcv:c0.
@@ -28,13 +37,13 @@
 # Everything created is removed on exit; every long-running command runs under timeout.
 set -euo pipefail
 
-LIMIT=100 RATE=100mbit BURST=3028 ACKDELAY=0 GSOSEGS=0 GRO=1500 DUR=20 WARM=5 CAP=0 OUT="" STAGGER=0
-while getopts "l:r:b:D:s:G:d:w:c:S:o:h" opt; do
+LIMIT=100 RATE=100mbit BURST=3028 ACKDELAY=0 GSOSEGS=0 GRO=1500 DUR=20 WARM=5 CAP=0 OUT="" STAGGER=0 SSMS=0 KTRACE=0
+while getopts "l:r:b:D:s:G:d:w:c:S:T:Ko:h" opt; do
   case $opt in
     l) LIMIT=$OPTARG ;; r) RATE=$OPTARG ;; b) BURST=$OPTARG ;; D) ACKDELAY=$OPTARG ;;
     s) GSOSEGS=$OPTARG ;; G) GRO=$OPTARG ;; d) DUR=$OPTARG ;; w) WARM=$OPTARG ;;
-    c) CAP=$OPTARG ;; o) OUT=$OPTARG ;; S) STAGGER=$OPTARG ;;
-    h) sed -n '2,29p' "$0"; exit 0 ;;
+    c) CAP=$OPTARG ;; o) OUT=$OPTARG ;; S) STAGGER=$OPTARG ;; T) SSMS=$OPTARG ;; K) KTRACE=1 ;;
+    h) sed -n '2,39p' "$0"; exit 0 ;;
     *) exit 2 ;;
   esac
 done
@@ -47,6 +56,7 @@ for c in "${CC[@]}"; do
   grep -qw "$c" /proc/sys/net/ipv4/tcp_available_congestion_control || { echo "kernel has no $c" >&2; exit 1; }
 done
 case $GRO in 1500|off|on) ;; *) echo "-G must be 1500, off or on" >&2; exit 2 ;; esac
+case $SSMS in ''|*[!0-9]*) echo "-T must be a whole number of milliseconds" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "must run as root" >&2; exit 1; }
 for c in ip tc iperf3 ethtool ping python3 timeout tcpdump cc; do
   command -v $c >/dev/null || { echo "missing $c" >&2; exit 1; }
@@ -58,8 +68,14 @@ SND=${P}snd RTR=${P}rtr RCV=${P}rcv
 WORK=$(mktemp -d /tmp/netns_host.XXXXXX)
 if [ -n "$OUT" ]; then RAW=${OUT%.json}; mkdir -p "$(dirname "$OUT")"; else RAW=$WORK/run; fi
 PIDS=()
+TR=/sys/kernel/tracing
+trace_off() {
+  echo 0 >"$TR/tracing_on"
+  for e in tcp_probe tcp_cong_state_set; do echo 0 >"$TR/events/tcp/$e/enable"; echo 0 >"$TR/events/tcp/$e/filter"; done
+}
 cleanup() {
   set +e
+  if [ "$KTRACE" = 1 ]; then trace_off 2>/dev/null; fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
   sleep 0.5
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -133,6 +149,23 @@ if [ "$CAP" != 0 ]; then
     ip netns exec $RCV timeout "$CAP" tcpdump -i c0 -s 96 -B 16384 --time-stamp-precision=nano -w "$RAW.rcv.pcap" tcp 2>/dev/null &
     wait ) & PIDS+=($!)
 fi
+cp /proc/net/softnet_stat "$RAW.softnet.txt"
+if [ "$KTRACE" = 1 ]; then
+  [ -e "$TR/trace" ] || mount -t tracefs nodev "$TR"
+  echo 0 >"$TR/tracing_on"; echo >"$TR/trace"
+  echo 32768 >"$TR/buffer_size_kb"
+  for e in tcp_probe tcp_cong_state_set; do
+    echo 'dport == 5201 || dport == 5202' >"$TR/events/tcp/$e/filter"; echo 1 >"$TR/events/tcp/$e/enable"
+  done
+  echo 1 >"$TR/tracing_on"
+fi
+if [ "$SSMS" != 0 ]; then
+  # one `ss -tin` snapshot every SSMS ms, each preceded by a "# <epoch seconds>" line
+  ( end=$(( $(date +%s) + DUR + 2 ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+      echo "# $(date +%s.%N)"; X $SND ss -tin dst 10.200.2.2; sleep "$(awk "BEGIN{print $SSMS/1000}")"
+    done >"$RAW.ss.txt" ) & PIDS+=($!)
+fi
 T0=$(date +%s.%N)
 CPIDS=()
 for i in "${!CC[@]}"; do
@@ -144,6 +177,10 @@ wait "${CPIDS[@]}" || true
 sleep 1
 if [ "$ACKDELAY" != 0 ]; then kill "$DLPID" 2>/dev/null; wait "$DLPID" 2>/dev/null || true; fi
 QSTATS=$(X $RTR tc -s qdisc show dev r1)
+if [ "$KTRACE" = 1 ]; then trace_off; cp "$TR/trace" "$RAW.trace"; echo 1408 >"$TR/buffer_size_kb"; fi  # the default size
+X $SND nstat -saz >"$RAW.nstat.snd.txt" 2>/dev/null || true
+X $RCV nstat -saz >"$RAW.nstat.rcv.txt" 2>/dev/null || true
+{ echo "# after"; cat /proc/net/softnet_stat; } >>"$RAW.softnet.txt"
 LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
 
 DLINE=$(tail -n1 "$RAW.delayline.txt" 2>/dev/null | grep -o 'mean_late_us.*' || true)
@@ -172,6 +209,16 @@ for i, cca in enumerate(E["CCAS"].split(",")):
     rtts = [x["rtt"] for x in cs if x.get("rtt")]
     f["srtt_us_mean"] = st.mean(rtts) if rtts else None
     flows.append(f)
+def nstat(path, keep=("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery",
+                      "TcpExtTCPSackRecovery", "TcpExtTCPSackRecoveryFail", "TcpExtTCPLostRetransmit",
+                      "TcpExtTCPSpuriousRTOs", "TcpExtTCPDSACKUndo", "TcpExtTCPLossUndo", "TcpExtTCPSlowStartRetrans",
+                      "TcpExtTCPHystartTrainDetect", "TcpExtTCPHystartDelayDetect", "TcpExtDelayedACKs")):
+    # the namespace's TCP counters at the end (both flows and iperf3's control connections)
+    try:
+        rows = [line.split() for line in open(path)]
+    except OSError:
+        return None
+    return {r[0].removeprefix("TcpExt"): int(r[1]) for r in rows if len(r) >= 2 and r[0] in keep}
 g = [f.get("goodput_mbps") or 0 for f in flows]
 tot = sum(g)
 m = re.search(r"qdisc pfifo 10:.*?Sent (\d+) bytes (\d+) pkt \(dropped (\d+)", E["QSTATS"], re.S)
@@ -187,6 +234,7 @@ print(json.dumps({
     "utilization": tot / rate_mbps,
     "bottleneck": {"sent_pkts": int(m.group(2)), "dropped": int(m.group(3))} if m else None,
     "loadavg_after": E["LOAD"], "delay_line_lateness": E["DLINE"] or None,
+    "sender_nstat": nstat(f"{raw}.nstat.snd.txt"),
 }, indent=1))
 PY
 if [ -n "$OUT" ]; then cp "$WORK/summary.json" "$OUT"; echo "wrote $OUT" >&2; else cat "$WORK/summary.json"; fi
