@@ -135,6 +135,13 @@ def summarize(a) -> None:
             key = (o["ccas"], o["pfifo_limit_pkts"], int(o["ack_delay_ms"]))
             rows.setdefault(key, {}).setdefault(o["label"], []).append(o)
     labels = a.labels.split(",")
+    reference = "linux"
+    if a.pool:
+        # the verdicts against every fixed-rig kernel run (both batches): 3 runs of a
+        # pair spread as widely as the two batches differ
+        reference = "linux, both batches"
+        for v in rows.values():
+            v[reference] = v.get("linux", []) + v.get("linux-loaded", [])
 
     def stats(runs):
         if not runs:
@@ -172,8 +179,8 @@ def summarize(a) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(rows, key=lambda k: (PAIRS.index(k[0]) if k[0] in PAIRS else 9, k[2], k[1])):
         pair, limit, delay = key
-        k = stats(rows[key].get("linux", []))
-        for src in ["linux", *labels]:
+        k = stats(rows[key].get(reference, []))
+        for src in dict.fromkeys([reference, *labels]):
             s = stats(rows[key].get(src, []))
             if s is None:
                 continue
@@ -190,7 +197,8 @@ def spread_table(a) -> None:
     that seeds differ, and the kernel's own spread says by how much."""
     d = a.summarize
     rows: dict = {}
-    for p in glob.glob(f"{d}/grid-*.json"):
+    kernel = glob.glob(f"{d}/grid-*.json") + (glob.glob(f"{d}/loaded/grid-*.json") if a.pool else [])
+    for p in kernel:
         k = json.load(open(p))
         rows.setdefault((k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"])), {}).setdefault("linux", []).append(
             k["shares"][0])
@@ -223,6 +231,8 @@ def main() -> None:
     ap.add_argument("--label", default="ccbench")
     ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
     ap.add_argument("--spread", action="store_true", help="with --summarize: the seed-spread table instead")
+    ap.add_argument("--pool", action="store_true",
+                    help="with --summarize: judge against the linux and linux-loaded runs together")
     ap.add_argument("--labels", default="linux-paced,before,after",
                     help="sources to list after the kernel's, in order (ccbench labels, linux-paced)")
     a = ap.parse_args()

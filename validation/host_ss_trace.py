@@ -94,7 +94,7 @@ def main() -> None:
         first, last = w[0], w[-1]
         span_ms = 1e3 * (last["t"] - first["t"])
 
-        def growth(k):
+        def growth(k, first=first, last=last):
             return last.get(k, 0) - first.get(k, 0)
 
         print(f"flow port {port}: {len(w)} samples over {span_ms / 1e3:.1f} s after {a.warmup:g} s")
