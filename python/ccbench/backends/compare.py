@@ -33,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..metrics import summary
+from ..metrics.retransmissions import has_window_counters, in_window, retransmissions
 from ..metrics.throughput import aggregate_goodput
 from ..results import RunResult
 from ..spec import Experiment, load_spec
@@ -73,13 +75,13 @@ def run_metrics(result: RunResult) -> dict[str, float]:
     out["jain"] = float(s["jain"])
     out["utilization"] = float(s["utilization"])
     out["retransmissions"] = float(s["retransmissions"])
-    flows = result.flows
     # per group over the same window as the total (the summary's): the counts after the
     # warm-up when the run recorded them there, else over the whole run
-    at_warmup = flows["segs_retrans_at_warmup"] if "segs_retrans_at_warmup" in flows.columns else 0
-    window_retrans = flows["segs_retrans"] - at_warmup
-    for g, df in window_retrans.groupby(flows["group"].astype(str), sort=True):
-        out[f"retransmissions:{g}"] = float(df.sum())
+    flows = in_window(result.flows) if has_window_counters(result.flows) else result.flows
+    per_group = retransmissions(flows, by="group")
+    assert isinstance(per_group, pd.Series)
+    for g, n in per_group.items():
+        out[f"retransmissions:{g}"] = float(n)
     out["srtt_ms"] = _mean_srtt_ns(result, warm) / 1e6
     out["goodput_mbps"] = float(s["goodput_bps"]) / 1e6
     out["queue_mean_pkts"] = float(s["queue"].get("mean_pkts", math.nan))
