@@ -326,3 +326,12 @@ def test_progress_in_a_log_is_plain_lines_with_an_eta():
     with SweepProgress(3, name="grid", stream=quiet, enabled=False) as bar:
         bar.update({"run_id": "a", "status": "complete"})
     assert quiet.getvalue() == ""
+
+
+def test_the_local_pool_defaults_to_one_worker_per_core():
+    assert LocalExecutor().workers == len(os.sched_getaffinity(0))
+    assert LocalExecutor(3).describe() == "local pool, 3 worker processes"
+    with pytest.raises(ValueError, match="at least 1"):
+        LocalExecutor(0)
+    r = invoke("sweep", "unused.toml", "-o", "unused", "-j", "0")
+    assert r.exit_code == 2 and "'-j' / '--workers': 0 is not in the range" in r.output
