@@ -160,3 +160,60 @@ def test_a_slow_reverse_link_delays_or_drops_the_acks_and_its_schedule_applies(b
     full_shallow_queue_s = 20 * 52 * 8 / 400e3  # 21 ms of ACKs at most
     assert shallow_rtt < free_rtt + full_shallow_queue_s + 0.005 and shallow > deep, (shallow, shallow_rtt)
     assert sped_up > 0.95 * free and sped_up_rtt < free_rtt + 0.01, (sped_up, sped_up_rtt)
+
+
+def hierarchy(d: dict[str, Any]) -> dict[str, Any]:
+    """Groups a1 and a2 under an inner class "a" capped at 15 Mbit/s; b beside it."""
+    flow = d["flows"][0]
+    d["flows"] = [{**flow, "name": g, "count": 1} for g in ("a1", "a2", "b")]
+    d["bottleneck"].update(
+        rate="50Mbit",
+        qdisc={
+            "kind": "htb",
+            "classes": [
+                {"name": "a", "rate": "15Mbit"},
+                {"parent": "a", "groups": ["a1"], "rate": "5Mbit", "ceil": "50Mbit"},
+                {"parent": "a", "groups": ["a2"], "rate": "5Mbit", "ceil": "50Mbit"},
+                {"groups": ["b"], "rate": "5Mbit", "ceil": "50Mbit"},
+            ],
+        },
+    )
+    return d
+
+
+def test_htb_inner_classes_resolve_to_parent_indices(base_spec, ccas):
+    q = Experiment.from_dict(hierarchy(base_spec), ccas=ccas).resolve()["topology"]["bottleneck"]["qdisc"]
+    assert [c["parent"] for c in q["classes"]] == [None, 0, 0, None]
+    assert q["classes"][0]["child"] is None and q["classes"][1]["child"]["kind"] == "pfifo"
+    assert q["classifier"]["band_of_flow"] == [1, 2, 3]
+
+
+def test_htb_hierarchy_mistakes_name_the_field(base_spec, ccas):
+    d = hierarchy(base_spec)
+    classes = d["bottleneck"]["qdisc"]["classes"]
+    classes[0], classes[1] = classes[1], classes[0]
+    with pytest.raises(SpecError, match=r"classes\[0\]\.parent: 'a' must be the name of an earlier class \(list a parent"):
+        Experiment.from_dict(d, ccas=ccas)
+    d = hierarchy(base_spec)
+    d["bottleneck"]["qdisc"]["classes"][0]["groups"] = ["b"]
+    with pytest.raises(SpecError, match="'a' is an inner class"):
+        Experiment.from_dict(d, ccas=ccas)
+    d = hierarchy(base_spec)
+    d["bottleneck"]["qdisc"]["classes"][3]["name"] = "a"
+    with pytest.raises(SpecError, match=r"classes\[3\]\.name: 'a' is already the name"):
+        Experiment.from_dict(d, ccas=ccas)
+
+
+@pytest.mark.engine
+def test_htb_inner_class_caps_its_children_end_to_end(base_spec):
+    import ccbench
+
+    d = hierarchy(base_spec)
+    d["experiment"].update(duration="8s", warmup="3s")
+    res = ccbench.run(d)
+    f = res.flows.set_index("group")
+    goodput = (f["delivered_bytes"] - f["delivered_bytes_at_warmup"]) * 8 / 5
+    # a1 and a2 borrow only through "a": 15 Mbit/s of wire rate together; b the rest.
+    payload = 1448 / 1500
+    assert 0.85 * 15e6 * payload < goodput["a1"] + goodput["a2"] < 15e6 * payload * 1.03, goodput
+    assert goodput["b"] > 0.85 * 35e6 * payload, goodput

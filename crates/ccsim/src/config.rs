@@ -262,7 +262,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(c) => c.ecn,
             QdiscConfig::Prio(c) => c.bands.iter().any(|b| b.can_mark()),
             QdiscConfig::Tbf(c) => c.child.as_ref().is_some_and(|b| b.can_mark()),
-            QdiscConfig::Htb(c) => c.classes.iter().any(|k| k.child.can_mark()),
+            QdiscConfig::Htb(c) => c.classes.iter().any(|k| k.child.as_ref().is_some_and(QdiscConfig::can_mark)),
             QdiscConfig::Ncf(c) => c.mice.can_mark() || c.elephants.can_mark(),
         }
     }

@@ -245,7 +245,8 @@ fn htb_rate_limits_a_flow_group_and_lets_another_borrow() {
         cburst_bytes: None,
         prio: 0,
         quantum_bytes: None,
-        child: QdiscConfig::Pfifo { limit_packets: 200 },
+        parent: None,
+        child: Some(QdiscConfig::Pfifo { limit_packets: 200 }),
     };
     bottleneck(&mut cfg).qdisc = QdiscConfig::Htb(HtbConfig {
         rate_bps: 100_000_000,

@@ -18,7 +18,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
 
 from ..units import Size
-from .fields import Duration, Name, OptDuration, OptRate, OptSize, Rate, SizeField, _Model
+from .fields import Duration, Name, OptDuration, OptName, OptRate, OptSize, Rate, SizeField, _Model
 
 #: ``tc`` defaults (Linux 6.x, iproute2 6.x); docs/qdiscs.md lists them all. The engine
 #: has the same defaults (its serde defaults, ``crates/ccsim/src/qdisc/*.rs``);
@@ -42,6 +42,9 @@ NCF_ELEPHANT_THRESHOLD_BYTES = 100_000
 NCF_IDLE_TIMEOUT_NS = 200_000_000
 NCF_FEEDBACK_THRESHOLD_BYTES = 30_000
 NCF_FEEDBACK_INTERVAL_NS = 1_000_000
+
+#: Inner HTB classes between the root and a leaf (Linux ``TC_HTB_MAXDEPTH`` = 8 levels).
+HTB_MAX_INNER_DEPTH = 6
 
 Fraction01 = Annotated[float, Field(gt=0, lt=1)]
 
@@ -174,9 +177,13 @@ class PrioSpec(_Model):
 
 
 class HtbClassSpec(_Model):
-    """A leaf class of ``htb`` (``tc class add ... htb``): the flow groups in it, its
-    guaranteed ``rate``, the ``ceil`` it may borrow up to, and its queue."""
+    """A class of ``htb`` (``tc class add ... htb``): the flow groups in it, its
+    guaranteed ``rate``, the ``ceil`` it may borrow up to, and its queue. A class that
+    another names as its ``parent`` is an inner class: no groups, no queue; its
+    children borrow from it before anyone borrows from the root."""
 
+    name: OptName = Field(None, description="the class's name, for its children's parent")
+    parent: OptName = Field(None, description="name of an earlier class this one is under; default the root")
     groups: list[Name] = Field(
         default_factory=list, description="flow groups in this class; a class with none takes every other flow"
     )
@@ -402,13 +409,22 @@ def resolve_qdisc(q: Any, ctx: LimitContext, group_flows: dict[str, list[int]]) 
     raise AssertionError(f"unknown qdisc spec {q!r}")
 
 
+def _htb_inner(q: HtbSpec) -> set[str]:
+    """Names of the inner classes: those some class names as its parent."""
+    return {c.parent for c in q.classes if c.parent is not None}
+
+
 def _htb_default_class(q: HtbSpec) -> int:
-    """The class of flows no class names: the first class without groups, else the last."""
-    return next((i for i, c in enumerate(q.classes) if not c.groups), len(q.classes) - 1)
+    """The class of flows no class names: the first leaf without groups, else the last leaf."""
+    inner = _htb_inner(q)
+    leaves = [i for i, c in enumerate(q.classes) if c.name is None or c.name not in inner]
+    return next((i for i in leaves if not q.classes[i].groups), leaves[-1] if leaves else 0)
 
 
 def _resolve_htb(q: HtbSpec, ctx: LimitContext, group_flows: dict[str, list[int]]) -> dict[str, Any]:
     default = _htb_default_class(q)
+    inner = _htb_inner(q)
+    index = {c.name: i for i, c in enumerate(q.classes) if c.name is not None}
     class_of_flow = [default] * sum(len(v) for v in group_flows.values())
     for i, c in enumerate(q.classes):
         for g in c.groups:
@@ -422,7 +438,10 @@ def _resolve_htb(q: HtbSpec, ctx: LimitContext, group_flows: dict[str, list[int]
             "cburst_bytes": ctx.bytes(c.cburst) if c.cburst is not None else None,
             "prio": c.prio,
             "quantum_bytes": c.quantum,
-            "child": resolve_qdisc(c.qdisc or PfifoSpec(kind="pfifo", limit=None), ctx, group_flows),
+            "parent": index[c.parent] if c.parent is not None else None,
+            "child": None
+            if c.name is not None and c.name in inner
+            else resolve_qdisc(c.qdisc or PfifoSpec(kind="pfifo", limit=None), ctx, group_flows),
         }
         for c in q.classes
     ]
@@ -498,8 +517,30 @@ def _htb_issues(q: HtbSpec, path: str, ctx: LimitContext | None, groups: list[st
     if q.rate == 0:
         issues.append((f"{path}.rate", "'0bit' is not allowed: the rate must be > 0"))
     seen: dict[str, int] = {}
+    inner = _htb_inner(q)
+    named: dict[str, int] = {}
     for i, c in enumerate(q.classes):
         p = f"{path}.classes[{i}]"
+        if c.name is not None:
+            if c.name in named:
+                issues.append((f"{p}.name", f"{c.name!r} is already the name of {path}.classes[{named[c.name]}]"))
+            named.setdefault(c.name, i)
+        if c.parent is not None and c.parent not in named:
+            later = any(k.name == c.parent for k in q.classes[i:])
+            issues.append(
+                (
+                    f"{p}.parent",
+                    f"{c.parent!r} must be the name of an earlier class"
+                    + (" (list a parent before its children)" if later else ""),
+                )
+            )
+        depth, up = 0, c.parent
+        while up is not None and up in named and depth <= HTB_MAX_INNER_DEPTH:
+            depth, up = depth + 1, q.classes[named[up]].parent
+        if depth > HTB_MAX_INNER_DEPTH - (0 if c.name is None or c.name not in inner else 1):
+            issues.append((f"{p}.parent", f"inner classes nest at most {HTB_MAX_INNER_DEPTH} deep (Linux's 8 levels)"))
+        if c.name is not None and c.name in inner and (c.groups or c.qdisc is not None):
+            issues.append((f"{p}", f"{c.name!r} is an inner class (a parent): it takes no groups and no qdisc"))
         if c.rate == 0:
             issues.append((f"{p}.rate", "'0bit' is not allowed: the rate must be > 0"))
         if c.ceil is not None and c.ceil < c.rate:

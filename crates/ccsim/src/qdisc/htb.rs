@@ -1,8 +1,8 @@
 //! HTB — hierarchical token bucket, as Linux `net/sched/sch_htb.c` (`tc qdisc add
-//! ... htb` + `tc class add ... htb rate R ceil C burst B cburst CB prio P quantum Q`),
-//! for the flat hierarchy the studies use to rate-limit flow groups: one root class of
-//! rate `rate_bps` and leaf classes under it, each with its own child qdisc. A
-//! classifier (the one of [`super::prio`]) puts each packet in a leaf.
+//! ... htb` + `tc class add ... htb rate R ceil C burst B cburst CB prio P quantum Q`):
+//! a root class of rate `rate_bps`, inner classes under it (`parent`) and leaf classes,
+//! each leaf with its own child qdisc. A classifier (the one of [`super::prio`]) puts
+//! each packet in a leaf.
 //!
 //! Each class keeps two token buckets as transmission time: `tokens` at its `rate`
 //! (depth `burst`) and `ctokens` at its `ceil` (depth `cburst`). With Linux's default
@@ -12,18 +12,25 @@
 //! * MAY_BORROW while `tokens < 0 <= ctokens`: it may send what the root lends;
 //! * CANT_SEND while `ctokens < 0`.
 //!
-//! Dequeue (`htb_dequeue`) serves level 0 first — the leaves that CAN_SEND, lowest
-//! `prio` first, deficit round robin by `quantum` within a priority — then level 1:
-//! the leaves that MAY_BORROW while the root CAN_SEND, in the same order. Sending
-//! charges the packet (`htb_charge_class`) to the leaf's `ctokens` always and to its
-//! `tokens` only when it sent on its own rate, and to the root's buckets. When nothing
-//! may send, the queue waits for the earliest class to change mode (the watchdog).
+//! Levels are Linux's: leaves are level 0, the root level 7 (`TC_HTB_MAXDEPTH - 1`),
+//! an inner class one below its parent. A backlogged leaf is served at the level of
+//! the first class on its way up that CAN_SEND, provided every class below that one
+//! MAY_BORROW (a CANT_SEND class on the way blocks it). Dequeue (`htb_dequeue`) serves
+//! level 0 first — the leaves that CAN_SEND, lowest `prio` first, deficit round robin
+//! by `quantum` within a priority — then each higher level in turn: the leaves
+//! borrowing from a class of that level, in the same order. Sending charges the packet
+//! (`htb_charge_class`) to every class from the leaf up to the root: to `ctokens`
+//! always, and to `tokens` for the classes at or above the level it was served at.
+//! When nothing may send, the queue waits for the earliest class on a backlogged
+//! leaf's way up to change mode (the watchdog).
 //!
 //! Defaults as `tc`: `ceil = rate`; `burst = rate / hz + mtu` bytes with `mtu = 1600`
 //! (and `hz = 10⁹` on a high-resolution-timer kernel, `/proc/net/psched`), likewise
 //! `cburst` from `ceil`; `quantum = rate / r2q` bytes with `r2q = 10`, clamped to
-//! [1000, 200000] as the kernel does. Deviation: one level of classes (no inner
-//! classes between the root and the leaves).
+//! [1000, 200000] as the kernel does. Deviation: the leaves served at one level take
+//! turns in one deficit round robin per priority, where Linux keeps one per inner
+//! class of that level (its "feeds") and serves those inner classes in classid order;
+//! with one inner class per level (or a flat hierarchy) the two are the same.
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +47,9 @@ pub const TC_HTB_MTU_BYTES: u64 = 1600;
 pub const TC_HZ: u64 = 1_000_000_000;
 /// Default rate-to-quantum divisor (`r2q`).
 pub const R2Q: u64 = 10;
+/// Linux `TC_HTB_MAXDEPTH`: levels 0 (leaves) to 7 (the root).
+const MAX_DEPTH: usize = 8;
+const ROOT_LEVEL: usize = MAX_DEPTH - 1;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,8 +70,12 @@ pub struct HtbClassConfig {
     /// DRR quantum among classes of one priority (default rate / r2q, in [1000, 200000]).
     #[serde(default)]
     pub quantum_bytes: Option<u64>,
-    /// The class's queue.
-    pub child: QdiscConfig,
+    /// The class's parent: the index of an earlier (inner) class; none = the root.
+    #[serde(default)]
+    pub parent: Option<usize>,
+    /// The queue of a leaf class; an inner class (some class's parent) has none.
+    #[serde(default)]
+    pub child: Option<QdiscConfig>,
 }
 
 impl HtbClassConfig {
@@ -96,6 +110,8 @@ impl HtbConfig {
         if self.classes.is_empty() || self.classes.len() > 64 {
             return Err(format!("htb: {} classes; give 1 to 64", self.classes.len()));
         }
+        let inner = self.inner_classes();
+        let mut level = vec![0usize; self.classes.len()];
         for (i, c) in self.classes.iter().enumerate() {
             if c.rate_bps == 0 || c.ceil() < c.rate_bps {
                 return Err(format!("htb: classes[{i}]: rate must be > 0 and ceil >= rate"));
@@ -106,9 +122,49 @@ impl HtbConfig {
             if c.burst_bytes == Some(0) || c.cburst_bytes == Some(0) || c.quantum_bytes == Some(0) {
                 return Err(format!("htb: classes[{i}]: burst, cburst and quantum must be > 0"));
             }
-            c.child.validate().map_err(|e| format!("htb: classes[{i}].child: {e}"))?;
+            if let Some(p) = c.parent {
+                if p >= i {
+                    return Err(format!("htb: classes[{i}].parent: {p} is not an earlier class"));
+                }
+            }
+            let parent_level = c.parent.map_or(ROOT_LEVEL, |p| level[p]);
+            if inner[i] {
+                level[i] = parent_level - 1;
+                if level[i] == 0 {
+                    return Err(format!("htb: classes[{i}]: inner classes nest at most {} deep", ROOT_LEVEL - 1));
+                }
+            }
+            match (&c.child, inner[i]) {
+                (Some(_), true) => return Err(format!("htb: classes[{i}].child: an inner class has no queue")),
+                (None, false) => return Err(format!("htb: classes[{i}].child: a leaf class needs a queue")),
+                (Some(q), false) => q.validate().map_err(|e| format!("htb: classes[{i}].child: {e}"))?,
+                (None, true) => {}
+            }
         }
-        self.classifier.validate(self.classes.len(), "htb", "class")
+        self.classifier.validate(self.classes.len(), "htb", "class")?;
+        match classifier_targets(&self.classifier).into_iter().find(|&k| inner[k]) {
+            Some(k) => Err(format!("htb: classifier: class {k} is an inner class; packets go to leaves")),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether each class is some class's parent.
+    fn inner_classes(&self) -> Vec<bool> {
+        let mut inner = vec![false; self.classes.len()];
+        for p in self.classes.iter().filter_map(|c| c.parent) {
+            if let Some(x) = inner.get_mut(p) {
+                *x = true;
+            }
+        }
+        inner
+    }
+}
+
+/// Every class the classifier can put a packet in.
+fn classifier_targets(c: &Classifier) -> Vec<usize> {
+    match c {
+        Classifier::Flow { band_of_flow, default_band } => band_of_flow.iter().chain([default_band]).map(|&b| b as usize).collect(),
+        Classifier::BytesSent { thresholds_bytes } => (0..=thresholds_bytes.len()).collect(),
     }
 }
 
@@ -169,16 +225,20 @@ enum Mode {
 }
 
 #[derive(Debug)]
-struct Leaf {
+struct Class {
     buckets: Buckets,
     prio: u8,
     quantum: i64,
-    /// DRR deficit at each level (own rate, borrowed).
-    deficit: [i64; 2],
-    child: Box<dyn Qdisc>,
+    /// Linux's level: 0 for a leaf, one below its parent for an inner class.
+    level: usize,
+    parent: Option<usize>,
+    /// DRR deficit at each level it can be served at.
+    deficit: [i64; MAX_DEPTH],
+    /// The leaf's queue (none: an inner class).
+    child: Option<Box<dyn Qdisc>>,
 }
 
-impl Leaf {
+impl Class {
     /// `htb_class_mode` with hysteresis off, and the time until the mode can improve.
     fn mode(&self, now: Time) -> (Mode, i64) {
         let (toks, ctoks) = self.buckets.at(now);
@@ -190,25 +250,38 @@ impl Leaf {
             (Mode::MayBorrow, -toks)
         }
     }
+
+    fn backlog_pkts(&self) -> u64 {
+        self.child.as_ref().map_or(0, |c| c.backlog_pkts())
+    }
 }
 
 #[derive(Debug)]
 pub struct Htb {
     root: Buckets,
-    leaves: Vec<Leaf>,
+    classes: Vec<Class>,
     classifier: Classifier,
     /// Next leaf to try in the DRR of each (level, prio).
-    next: [[usize; 8]; 2],
+    next: [[usize; 8]; MAX_DEPTH],
     watchdog: Option<Time>,
+}
+
+/// A backlogged leaf's standing: the level it may be served at now (and, when it
+/// borrows, how long until a class below that level has tokens of its own), or how
+/// long until a class on its way up can change mode.
+enum Standing {
+    ServeAt(usize, i64),
+    Wait(i64),
 }
 
 impl Htb {
     pub fn new(cfg: &HtbConfig, rng: &mut SimRng) -> Self {
         let root_burst = cfg.burst_bytes.unwrap_or_else(|| default_burst(cfg.rate_bps));
-        let leaves = cfg
-            .classes
-            .iter()
-            .map(|c| Leaf {
+        let inner = cfg.inner_classes();
+        let mut classes: Vec<Class> = Vec::with_capacity(cfg.classes.len());
+        for (i, c) in cfg.classes.iter().enumerate() {
+            let parent_level = c.parent.map_or(ROOT_LEVEL, |p| classes[p].level);
+            classes.push(Class {
                 buckets: Buckets::new(
                     c.rate_bps,
                     c.ceil(),
@@ -217,41 +290,76 @@ impl Htb {
                 ),
                 prio: c.prio,
                 quantum: c.quantum_bytes.unwrap_or_else(|| (c.rate_bps / 8 / R2Q).clamp(1000, 200_000)) as i64,
-                deficit: [0; 2],
-                child: build(&c.child, rng),
-            })
-            .collect();
+                level: if inner[i] { parent_level - 1 } else { 0 },
+                parent: c.parent,
+                deficit: [0; MAX_DEPTH],
+                child: c.child.as_ref().map(|q| build(q, rng)),
+            });
+        }
         Self {
             root: Buckets::new(cfg.rate_bps, cfg.rate_bps, root_burst, root_burst),
-            leaves,
+            classes,
             classifier: cfg.classifier.clone(),
-            next: [[0; 8]; 2],
+            next: [[0; 8]; MAX_DEPTH],
             watchdog: None,
         }
     }
 
-    /// Deficit round robin among the backlogged leaves of `level` and `prio` that
-    /// `eligible` admits (`htb_dequeue_tree`): the leaf at the pointer sends; when its
-    /// deficit runs out it gets another quantum and the pointer moves on.
-    fn drr(&mut self, level: usize, prio: u8, eligible: &[bool], ctx: &mut QdiscCtx, report: &mut Report) -> Option<Queued> {
-        let n = self.leaves.len();
+    /// Walk up from leaf `i`: served at the level of the first class that CAN_SEND if
+    /// every class below it MAY_BORROW; blocked by a CANT_SEND class (or the root
+    /// without tokens) until the earliest of those classes changes mode.
+    fn standing(&self, i: usize, now: Time) -> Standing {
+        let mut wait = i64::MAX;
+        let mut at = Some(i);
+        while let Some(k) = at {
+            let c = &self.classes[k];
+            match c.mode(now) {
+                (Mode::CanSend, _) => return Standing::ServeAt(c.level, wait),
+                (Mode::MayBorrow, t) => wait = wait.min(t),
+                (Mode::CantSend, t) => return Standing::Wait(wait.min(t)),
+            }
+            at = c.parent;
+        }
+        let (root_toks, _) = self.root.at(now);
+        if root_toks >= 0 {
+            Standing::ServeAt(ROOT_LEVEL, wait)
+        } else {
+            Standing::Wait(wait.min(-root_toks))
+        }
+    }
+
+    /// Charge a packet of `len` bytes sent by leaf `i` at `level` (`htb_charge_class`).
+    fn charge(&mut self, i: usize, level: usize, now: Time, len: u64) {
+        let mut at = Some(i);
+        while let Some(k) = at {
+            let c = &mut self.classes[k];
+            c.buckets.charge(now, len, c.level >= level);
+            at = c.parent;
+        }
+        self.root.charge(now, len, true);
+    }
+
+    /// Deficit round robin among the backlogged leaves served at `level` with `prio`
+    /// (`htb_dequeue_tree`): the leaf at the pointer sends; when its deficit runs out
+    /// it gets another quantum and the pointer moves on.
+    fn drr(&mut self, level: usize, prio: u8, serve_at: &[usize], ctx: &mut QdiscCtx, report: &mut Report) -> Option<Queued> {
+        let n = self.classes.len();
         let start = self.next[level][prio as usize];
         for k in 0..n {
             let i = (start + k) % n;
-            if !eligible[i] || self.leaves[i].prio != prio {
+            if serve_at[i] != level || self.classes[i].prio != prio {
                 continue;
             }
-            let leaf = &mut self.leaves[i];
-            let Some(q) = leaf.child.dequeue(ctx, report) else { continue };
+            let c = &mut self.classes[i];
+            let Some(q) = c.child.as_mut().and_then(|child| child.dequeue(ctx, report)) else { continue };
             let len = q.packet.wire_bytes as u64;
-            leaf.deficit[level] -= len as i64;
+            c.deficit[level] -= len as i64;
             self.next[level][prio as usize] = i;
-            if leaf.deficit[level] < 0 {
-                leaf.deficit[level] += leaf.quantum;
+            if c.deficit[level] < 0 {
+                c.deficit[level] += c.quantum;
                 self.next[level][prio as usize] = (i + 1) % n;
             }
-            leaf.buckets.charge(ctx.now, len, level == 0);
-            self.root.charge(ctx.now, len, true);
+            self.charge(i, level, ctx.now, len);
             return Some(q);
         }
         None
@@ -260,40 +368,45 @@ impl Htb {
 
 impl Qdisc for Htb {
     fn enqueue(&mut self, p: Packet, ctx: &mut QdiscCtx, report: &mut Report) -> bool {
-        // ACKs (a reverse path's) go to the default class.
-        let class = self.classifier.class_of(&p, self.classifier.default_class()).min(self.leaves.len() - 1);
-        self.leaves[class].child.enqueue(p, ctx, report)
+        // ACKs (a reverse path's) go to the default class; validation made every class
+        // the classifier can name a leaf.
+        let class = self.classifier.class_of(&p, self.classifier.default_class()).min(self.classes.len() - 1);
+        match self.classes[class].child.as_mut() {
+            Some(child) => child.enqueue(p, ctx, report),
+            None => {
+                report.drop(p, super::DropReason::TailDrop);
+                false
+            }
+        }
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx, report: &mut Report) -> Option<Queued> {
         let now = ctx.now;
-        // At most 64 classes: the per-call mode table lives on the stack.
-        let mut can = [false; 64];
-        let mut borrow = [false; 64];
+        // At most 64 classes: the per-call level table lives on the stack.
+        const IDLE: usize = usize::MAX;
+        let mut serve_at = [IDLE; 64];
         let mut wait = i64::MAX;
-        let (root_toks, _) = self.root.at(now);
-        let root_can = root_toks >= 0;
-        for (i, leaf) in self.leaves.iter().enumerate() {
-            if leaf.child.backlog_pkts() == 0 {
+        let mut levels = [false; MAX_DEPTH];
+        for (i, slot) in serve_at.iter_mut().enumerate().take(self.classes.len()) {
+            if self.classes[i].backlog_pkts() == 0 {
                 continue;
             }
-            match leaf.mode(now) {
-                (Mode::CanSend, _) => can[i] = true,
-                (Mode::MayBorrow, t) if root_can => {
-                    borrow[i] = true;
-                    wait = wait.min(t);
+            match self.standing(i, now) {
+                Standing::ServeAt(level, own_tokens_in) => {
+                    *slot = level;
+                    levels[level] = true;
+                    wait = wait.min(own_tokens_in);
                 }
-                (Mode::MayBorrow, t) => wait = wait.min(t.min(-root_toks)),
-                (Mode::CantSend, t) => wait = wait.min(t),
+                Standing::Wait(t) => wait = wait.min(t),
             }
         }
-        let n = self.leaves.len();
-        for (level, eligible) in [(0, &can[..n]), (1, &borrow[..n])] {
+        let n = self.classes.len();
+        for level in (0..MAX_DEPTH).filter(|&l| levels[l]) {
             for prio in 0..8u8 {
-                if !eligible.iter().zip(&self.leaves).any(|(&e, l)| e && l.prio == prio) {
+                if !(0..n).any(|i| serve_at[i] == level && self.classes[i].prio == prio) {
                     continue;
                 }
-                if let Some(q) = self.drr(level, prio, eligible, ctx, report) {
+                if let Some(q) = self.drr(level, prio, &serve_at[..n], ctx, report) {
                     self.watchdog = None;
                     return Some(q);
                 }
@@ -304,16 +417,16 @@ impl Qdisc for Htb {
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.leaves.iter().map(|l| l.child.backlog_bytes()).sum()
+        self.classes.iter().filter_map(|c| c.child.as_ref()).map(|q| q.backlog_bytes()).sum()
     }
     fn backlog_pkts(&self) -> u64 {
-        self.leaves.iter().map(|l| l.child.backlog_pkts()).sum()
+        self.classes.iter().map(Class::backlog_pkts).sum()
     }
     fn aqm_state(&self) -> AqmState {
-        self.leaves.first().map(|l| l.child.aqm_state()).unwrap_or_default()
+        self.classes.iter().find_map(|c| c.child.as_ref()).map(|q| q.aqm_state()).unwrap_or_default()
     }
     fn next_ready(&self, now: Time) -> Option<Time> {
-        let children = self.leaves.iter().filter_map(|l| l.child.next_ready(now)).min();
+        let children = self.classes.iter().filter_map(|c| c.child.as_ref()?.next_ready(now)).min();
         match (self.watchdog, children) {
             (Some(w), Some(c)) => Some(w.min(c).max(now)),
             (Some(w), None) => Some(w.max(now)),
@@ -336,8 +449,18 @@ mod tests {
             cburst_bytes: None,
             prio,
             quantum_bytes: None,
-            child: QdiscConfig::Pfifo { limit_packets: 100_000 },
+            parent: None,
+            child: Some(QdiscConfig::Pfifo { limit_packets: 100_000 }),
         }
+    }
+
+    /// An inner class (no queue) under `parent` (none: the root).
+    fn inner(rate_mbps: u64, ceil_mbps: u64, parent: Option<usize>) -> HtbClassConfig {
+        HtbClassConfig { parent, child: None, ..class(rate_mbps, ceil_mbps, 0) }
+    }
+
+    fn under(parent: usize, c: HtbClassConfig) -> HtbClassConfig {
+        HtbClassConfig { parent: Some(parent), ..c }
     }
 
     fn htb(root_mbps: u64, classes: Vec<HtbClassConfig>) -> HtbConfig {
@@ -435,12 +558,80 @@ mod tests {
     }
 
     #[test]
+    fn an_inner_class_bounds_what_its_children_borrow() {
+        // root 100 > inner "a" 30/30 > leaves a1, a2 (10, may borrow to 100); leaf b
+        // (10, may borrow to 100). a1 and a2 borrow only what "a" has: 30 together.
+        let classes = vec![
+            inner(30, 30, None),
+            under(0, class(10, 100, 0)),
+            under(0, class(10, 100, 0)),
+            class(10, 100, 0),
+        ];
+        let cfg = HtbConfig {
+            classifier: Classifier::Flow { band_of_flow: vec![1, 2, 3], default_band: 3 },
+            ..htb(100, classes)
+        };
+        let s = shares(&cfg, &[100, 100, 100]);
+        assert!((s[0] + s[1] - 30.0).abs() < 1.0 && (s[0] - s[1]).abs() < 2.0, "{s:?}");
+        assert!((s[2] - 70.0).abs() < 1.5, "{s:?}");
+        // Flat (no inner class), the same leaves split the link evenly.
+        let flat = HtbConfig {
+            classifier: Classifier::Flow { band_of_flow: vec![0, 1, 2], default_band: 2 },
+            ..htb(100, vec![class(10, 100, 0), class(10, 100, 0), class(10, 100, 0)])
+        };
+        let s = shares(&flat, &[100, 100, 100]);
+        assert!(s.iter().all(|x| (x - 33.3).abs() < 2.0), "{s:?}");
+    }
+
+    #[test]
+    fn an_inner_class_lends_its_rate_to_its_children_first() {
+        // inner "a" 60/100 with a1 (10/100) and a2 (10/100); b 40/100. All backlogged:
+        // a1 and a2 borrow from "a" (level 6) before anyone borrows from the root, so
+        // "a" keeps its 60 and b its 40.
+        let classes = vec![inner(60, 100, None), under(0, class(10, 100, 0)), under(0, class(10, 100, 0)), class(40, 100, 0)];
+        let cfg = HtbConfig {
+            classifier: Classifier::Flow { band_of_flow: vec![1, 2, 3], default_band: 3 },
+            ..htb(100, classes)
+        };
+        let s = shares(&cfg, &[100, 100, 100]);
+        assert!((s[0] + s[1] - 60.0).abs() < 2.0 && (s[2] - 40.0).abs() < 2.0, "{s:?}");
+        // b idle: a1 and a2 borrow the rest from the root through "a" (ceil 100).
+        let s = shares(&cfg, &[100, 100, 1]);
+        assert!((s[0] + s[1] - 99.0).abs() < 2.0, "{s:?}");
+    }
+
+    #[test]
+    fn hierarchy_validation_names_the_class() {
+        let cfg = |classes, leaf: u8| HtbConfig {
+            classifier: Classifier::Flow { band_of_flow: vec![leaf], default_band: leaf },
+            ..htb(100, classes)
+        };
+        let later_parent = cfg(vec![under(1, class(10, 10, 0)), inner(10, 10, None)], 0);
+        assert!(later_parent.validate().unwrap_err().contains("classes[0].parent: 1 is not an earlier class"));
+        let queued_inner = cfg(vec![class(10, 10, 0), under(0, class(10, 10, 0))], 1);
+        assert!(queued_inner.validate().unwrap_err().contains("classes[0].child: an inner class has no queue"));
+        let bare_leaf = cfg(vec![inner(10, 10, None), HtbClassConfig { child: None, ..under(0, class(10, 10, 0)) }], 1);
+        assert!(bare_leaf.validate().unwrap_err().contains("classes[1].child: a leaf class needs a queue"));
+        let to_inner = cfg(vec![inner(10, 10, None), under(0, class(10, 10, 0))], 0);
+        assert!(to_inner.validate().unwrap_err().contains("class 0 is an inner class"));
+        let mut deep = vec![inner(10, 10, None)];
+        for p in 0..6 {
+            deep.push(HtbClassConfig { parent: Some(p), child: None, ..class(10, 10, 0) });
+        }
+        deep.push(under(6, class(10, 10, 0)));
+        assert!(cfg(deep.clone(), 7).validate().unwrap_err().contains("nest at most 6 deep"));
+        deep.remove(6);
+        deep[6].parent = Some(5);
+        assert!(cfg(deep, 6).validate().is_ok());
+    }
+
+    #[test]
     fn tc_defaults_and_validation() {
         let q = Htb::new(&htb(100, vec![class(20, 20, 0)]), &mut rng());
         // quantum = 20 Mbit/s / 8 / 10 = 250 kB, clamped to 200 kB.
-        assert_eq!(q.leaves[0].quantum, 200_000);
+        assert_eq!(q.classes[0].quantum, 200_000);
         // burst = 2.5 MB/s / 1e9 + 1600 bytes: the time of 1600 bytes at 20 Mbit/s.
-        assert_eq!(q.leaves[0].buckets.buffer, l2t(1600, 20_000_000));
+        assert_eq!(q.classes[0].buckets.buffer, l2t(1600, 20_000_000));
         let mut bad = htb(100, vec![class(20, 10, 0)]);
         assert!(bad.validate().unwrap_err().contains("ceil >= rate"));
         bad = htb(100, vec![class(20, 20, 9)]);
