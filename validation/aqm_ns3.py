@@ -29,7 +29,7 @@ PKT_BYTES = 1500  # 1448 B payload + 52 B of headers in both tools
 #: aqm-ns3/*-common). The ns-3 dumbbell has two RTT groups, so "al"'s spread of RTTs
 #: (8-204 ms in D4) becomes 45 flows at 20 ms and 45 at 100 ms.
 SCENARIOS = {
-    "dc": {"rate_bps": 1_000_000_000, "rtts_ms": [0.2], "duration_s": 20, "warmup_s": 5},
+    "dc": {"rate_bps": 1_000_000_000, "rtts_ms": [0.2], "duration_s": 10, "warmup_s": 3},
     "al": {"rate_bps": 100_000_000, "rtts_ms": [20, 100], "duration_s": 60, "warmup_s": 20},
 }
 QDISCS = ("pfifo", "red", "codel", "fq_codel", "pie")
