@@ -339,3 +339,13 @@ def test_compare_backends_command(monkeypatch, tmp_path, goodputs, status):
     assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["linux-0", "sim-0", "sim-1"]
     bad = CliRunner().invoke(cli, ["compare-backends", str(path), "--seeds", "0"])
     assert bad.exit_code == 2 and "--seeds and --reps must be at least 1" in bad.stderr
+
+
+def test_kernel_connections_always_handshake():
+    d = copy.deepcopy(DUMBBELL)
+    d["flows"][0]["handshake"] = True
+    d["flows"][0]["size"] = "1MB"
+    make_plan(Experiment.from_dict(d, ccas=FAKE_CCAS), KERNEL)
+    d["flows"][0]["handshake"] = False
+    with pytest.raises(BackendError, match=r"flows\[0\].handshake = false: kernel connections always open"):
+        make_plan(Experiment.from_dict(d, ccas=FAKE_CCAS), KERNEL)

@@ -126,7 +126,10 @@ def test_interval_arrivals_through_the_api(tmp_path: Path) -> None:
     assert list(res.flows["start_ns"]) == [0, 2_000_000_000, 4_000_000_000, 6_000_000_000]
     ts = res.flow_ts
     first = ts.groupby("flow_id")["time_ns"].min().to_numpy()
-    assert np.all(first - res.flows["start_ns"].to_numpy() < 100_000_000)
+    # Finite flows open with a handshake: sampled from when they start sending.
+    setup = res.flows["setup_ns"].to_numpy()
+    assert np.all((setup > 0) & (setup < 100_000_000))
+    assert np.all(first - (res.flows["start_ns"].to_numpy() + setup) < 100_000_000)
 
 
 PEAK_RSS = textwrap.dedent(
@@ -209,3 +212,35 @@ def test_a_dos_burst_through_the_api_dents_the_elastic_flow(tmp_path: Path) -> N
 
     # Down during the burst, back up after it (CUBIC regrows over seconds).
     assert rate(2, 4) > 80e6 and rate(5, 7) < 30e6 and rate(16, 20) > 80e6, [rate(a, a + 2) for a in range(0, 20, 2)]
+
+
+def test_handshake_defaults_to_on_for_finite_flows_only() -> None:
+    exp = Experiment.from_dict(
+        spec(
+            {"cca": "reno", "size": "20KB"},
+            {"cca": "reno"},
+            {"cca": "reno", "size": "20KB", "handshake": False},
+            {"cca": "reno", "handshake": True},
+            {"transport": "udp", "rate": "1Mbit"},
+        )
+    )
+    flows = exp.resolve()["flows"]
+    assert [f.get("handshake", False) for f in flows] == [True, False, False, True, False]
+    with pytest.raises(SpecError, match="a UDP source takes no"):
+        Experiment.from_dict(spec({"transport": "udp", "rate": "1Mbit", "handshake": False}))
+
+
+def test_connection_setup_is_in_the_flows_table_and_the_summary(tmp_path: Path) -> None:
+    exp = Experiment.from_dict(spec({"cca": "cubic", "size": "30KB", "count": 3}, {"cca": "cubic", "start": "1s"}))
+    res = run(exp, tmp_path / "h")
+    f = res.flows
+    setup = f["setup_ns"].to_numpy()
+    # The finite flows paid one 40 ms round trip before sending; the bulk flow none.
+    assert np.all((setup[:3] >= 40_000_000) & (setup[:3] < 41_000_000)) and setup[3] == -1
+    assert np.all(f["fct_ns"].to_numpy()[:3] > setup[:3] + 20_000_000)
+    assert not f["setup_failed"].any() and not f["syn_retrans"].any()
+    s = res.summary()
+    c = s["connection_setup"]
+    assert c["connections"] == 3 and c["established"] == 3 and c["failed"] == 0
+    assert 0.040 <= c["median_s"] < 0.041
+    assert s["fct"]["setup_s"].between(0.040, 0.041).all()

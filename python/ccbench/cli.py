@@ -230,6 +230,18 @@ def run_cmd(
         _print_summary(result, target)
 
 
+def _setup_line(s: dict[str, Any]) -> list[tuple[str, str]]:
+    """The handshakes' connection setup, when flows opened with one."""
+    c = s.get("connection_setup")
+    if not c:
+        return []
+    text = (
+        f"{c['established']:.0f} of {c['connections']:.0f} established, median {_num(c['median_s'] * 1e3)} ms, "
+        f"p99 {_num(c['p99_s'] * 1e3)} ms; {c['syn_resent']:.0f} resent their SYN, {c['failed']:.0f} failed"
+    )
+    return [("connection setup", text)]
+
+
 def _drops_line(result: Any, s: dict[str, Any]) -> tuple[str, str]:
     """The bottleneck's drops over the window: from the engine's link counters (or the
     queue samples of a backend without them); unavailable is said, never shown as 0."""
@@ -293,6 +305,7 @@ def _print_summary(result: Any, target: Path) -> None:
         ),
         _drops_line(result, s),
         *_delay_line(s),
+        *_setup_line(s),
         ("wall time", f"{result.manifest.get('wall_time_s', float('nan')):.2f} s"),
         ("results", str(target)),
     ]

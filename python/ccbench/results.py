@@ -63,7 +63,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "end_ns", "segs_sent", "segs_retrans", "segs_lost", "segs_delivered", "cwnd_reductions",
         "rtos", "undos", "app_limited_samples", "min_rtt_ns", "srtt_ns", "segs_sent_at_warmup",
         "segs_retrans_at_warmup", "segs_delivered_at_warmup", "dropped_pkts", "dropped_pkts_at_warmup",
-        "ecn_marked_pkts", "ecn_marked_pkts_at_warmup",
+        "ecn_marked_pkts", "ecn_marked_pkts_at_warmup", "setup_ns", "syn_retrans", "setup_failed",
     ),
     "flow_ts": (
         "time_ns", "flow_id", "delivered_bytes", "cwnd_pkts", "ssthresh_pkts", "srtt_ns", "min_rtt_ns",
@@ -93,7 +93,7 @@ OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "flows": (
         "segs_lost", "cwnd_reductions", "rtos", "undos", "app_limited_samples", "segs_sent_at_warmup",
         "segs_retrans_at_warmup", "segs_delivered_at_warmup", "dropped_pkts", "dropped_pkts_at_warmup",
-        "ecn_marked_pkts", "ecn_marked_pkts_at_warmup",
+        "ecn_marked_pkts", "ecn_marked_pkts_at_warmup", "setup_ns", "syn_retrans", "setup_failed",
     ),
     "flow_ts": (
         "ssthresh_pkts", "pacing_rate_bps", "inflight_pkts", "inflight_bytes", "lost_total", "ca_state",

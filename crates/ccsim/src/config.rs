@@ -337,10 +337,10 @@ pub struct FlowConfig {
     /// What the application does (bulk by default; rate-limited, on/off).
     #[serde(default)]
     pub app: App,
-    /// Each flow opens its connection first: data starts one base RTT after the
-    /// flow arrives (its FCT counts from the arrival), as for the short connections
-    /// of a mice flood. Deviation: the SYN and SYN-ACK are not simulated as packets,
-    /// so the handshake takes the base RTT without queueing.
+    /// Each flow opens its connection first with a three-way handshake of real
+    /// packets and Linux's SYN / SYN-ACK retry timers (`tcp::handshake`): data starts
+    /// when the SYN-ACK arrives, the FCT counts from the first SYN. The front end turns
+    /// it on for finite flows by default.
     #[serde(default)]
     pub handshake: bool,
     /// Index of the sender (into `topology.senders`).

@@ -18,11 +18,12 @@ use crate::config::{ExperimentConfig, FlowConfig};
 use crate::host::{noise, Host, HostConfig};
 use crate::net::feedback::reverse_entry_hop;
 use crate::net::{
-    Ack, Ecn, FeedbackRequest, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES, HEADER_BYTES,
-    UDP_HEADER_BYTES,
+    Ack, Ecn, FeedbackRequest, Handshake, HandshakeKind, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES,
+    HEADER_BYTES, SYN_WIRE_BYTES, UDP_HEADER_BYTES,
 };
 use crate::net::link::LinkWake;
 use crate::sim::{rng::Component, stream, EventQueue};
+use crate::tcp::handshake::{Connect, Listen, SynTimeout};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
 use crate::tcp::{Receiver, Sender};
 use crate::topology::{self, FlowPath, RouteTable};
@@ -43,6 +44,8 @@ enum Event {
     ReceiverTimer(u32),
     FlowStart(u32),
     FlowStop(u32),
+    /// A timer of flow `f`'s handshake (the client's SYN or the server's SYN-ACK).
+    HandshakeTimer(u32),
     /// The next flow of a lazily arriving group (index into `flows` of the config).
     GroupArrival(u32),
     /// A rate-limited application writes what is due.
@@ -89,6 +92,17 @@ struct FlowSlot {
     row: FlowRow,
     rt: Option<Box<FlowRt>>,
     udp: Option<Box<UdpRt>>,
+    /// The three-way handshake, from the first SYN until the server has its ACK.
+    hs: Option<Box<HandshakeRt>>,
+}
+
+/// Both ends of a connection being opened (`tcp::handshake`).
+#[derive(Debug)]
+struct HandshakeRt {
+    /// The client, until the SYN-ACK arrives.
+    connect: Option<Connect>,
+    /// The server's request socket.
+    listen: Listen,
 }
 
 /// Interval of a rate-limited application's writes (iperf3's default
@@ -107,6 +121,11 @@ pub struct RunStats {
     pub ack_pkts_sent: u64,
     pub ack_pkts_delivered: u64,
     pub ack_pkts_dropped: u64,
+    /// Handshake packets (SYN, SYN-ACK, the client's ACK): the same conservation.
+    pub handshake_pkts_sent: u64,
+    pub handshake_pkts_delivered: u64,
+    pub handshake_pkts_dropped: u64,
+    pub handshake_pkts_in_network: u64,
     /// Network-to-sender feedback packets (`net::feedback`).
     pub feedback_pkts_sent: u64,
     pub feedback_pkts_delivered: u64,
@@ -317,7 +336,7 @@ impl<'a, 'e> World<'a, 'e> {
             mss: f.mss,
             ..FlowRow::default()
         };
-        FlowSlot { path, row, rt: None, udp: None }
+        FlowSlot { path, row, rt: None, udp: None, hs: None }
     }
 
     /// The TCP endpoints of flow `id`, created when it starts.
@@ -383,10 +402,8 @@ impl<'a, 'e> World<'a, 'e> {
     fn run(&mut self, control: &mut dyn FnMut(&Progress) -> Control) -> bool {
         let duration = self.cfg.duration_ns;
         for (i, f) in self.flows.iter().enumerate() {
-            // A connection that opens first starts sending one base RTT later.
-            let handshake = if self.cfg.flows[f.row.group as usize].handshake { f.path.base_rtt_ns } else { 0 };
-            if f.row.start_ns + handshake < duration {
-                self.q.schedule(f.row.start_ns + handshake, Event::FlowStart(i as u32));
+            if f.row.start_ns < duration {
+                self.q.schedule(f.row.start_ns, Event::FlowStart(i as u32));
             }
             if let Some(stop) = f.row.stop_ns {
                 if stop < duration {
@@ -473,21 +490,14 @@ impl<'a, 'e> World<'a, 'e> {
                 }
                 self.resched_receiver(f);
             }
-            Event::FlowStart(f) => self.start_flow(now, f),
+            Event::FlowStart(f) => self.open_flow(now, f),
+            Event::HandshakeTimer(f) => self.handshake_timer(now, f),
             Event::GroupArrival(g) => {
                 let f = &self.cfg.flows[g as usize];
                 let draw = self.sources[g as usize].draw(f);
                 let id = self.flows.len() as u32;
                 self.flows.push(Self::new_slot(&self.sender_paths, g as usize, f, draw, now));
-                if f.handshake {
-                    // SYN out, SYN-ACK back: the sender starts one base RTT later.
-                    let t = now + self.flows[id as usize].path.base_rtt_ns;
-                    if t < self.cfg.duration_ns {
-                        self.q.schedule(t, Event::FlowStart(id));
-                    }
-                } else {
-                    self.start_flow(now, id);
-                }
+                self.open_flow(now, id);
                 if let Some(stop) = f.stop_ns.filter(|&s| s < self.cfg.duration_ns) {
                     self.q.schedule(stop.max(now), Event::FlowStop(id));
                 }
@@ -498,6 +508,14 @@ impl<'a, 'e> World<'a, 'e> {
             Event::FlowStop(f) => {
                 if let Some(u) = self.flows[f as usize].udp.as_deref_mut() {
                     u.stopped = true;
+                    self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
+                    return;
+                }
+                if self.flows[f as usize].hs.as_ref().is_some_and(|h| h.connect.is_some()) {
+                    // The application closes a socket still in SYN_SENT: the
+                    // connection attempt ends. Deviation: the server's request goes
+                    // with it (Linux: when the RST answering its next SYN-ACK arrives).
+                    self.flows[f as usize].hs = None;
                     self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
                     return;
                 }
@@ -561,7 +579,7 @@ impl<'a, 'e> World<'a, 'e> {
             return;
         }
         // The packet reached its end host: the host's NAPI poll processes it.
-        let h = 2 * self.flows[p.flow as usize].path.sender + p.is_data() as usize;
+        let h = 2 * self.flows[p.flow as usize].path.sender + !p.to_sender() as usize;
         if self.host_direct[h] {
             self.deliver(now, p, false);
             return;
@@ -580,6 +598,9 @@ impl<'a, 'e> World<'a, 'e> {
         match p.payload {
             Payload::Data(seg) => {
                 self.stats.data_pkts_delivered += 1;
+                // Data carries the ACK flag: it completes a server's pending request
+                // whose ACK was lost.
+                self.server_acked(now, f, None);
                 // A finished flow's state is gone: late duplicates just arrive.
                 let Some(flow) = self.flows[f as usize].rt.as_deref_mut() else { return };
                 if let Some(ack) = flow.receiver.on_segment_in_frame(now, &seg, p.ecn, more_in_frame) {
@@ -608,6 +629,10 @@ impl<'a, 'e> World<'a, 'e> {
                 self.emit_segments(now, f, &mut out);
                 self.seg_buf = out;
                 self.after_sender(now, f);
+            }
+            Payload::Handshake(h) => {
+                self.stats.handshake_pkts_delivered += 1;
+                self.handshake_arrived(now, f, h);
             }
             Payload::Feedback(fb) => {
                 self.stats.feedback_pkts_delivered += 1;
@@ -683,6 +708,10 @@ impl<'a, 'e> World<'a, 'e> {
                 self.stats.feedback_pkts_dropped += 1;
                 f64::NAN
             }
+            Payload::Handshake(_) => {
+                self.stats.handshake_pkts_dropped += 1;
+                f64::NAN
+            }
             Payload::Datagram { seq } => {
                 self.stats.data_pkts_dropped += 1;
                 seq as f64
@@ -710,6 +739,9 @@ impl<'a, 'e> World<'a, 'e> {
         for (p, reason) in &report.drops {
             if p.is_data() {
                 self.links[l as usize].note_data_dropped_in_queue();
+            }
+            if p.is_handshake() {
+                self.links[l as usize].note_handshake_dropped_in_queue();
             }
             self.record_drop(now, l, p, reason.name());
         }
@@ -808,9 +840,113 @@ impl<'a, 'e> World<'a, 'e> {
         }
     }
 
+    /// Flow `f` arrives now: a connection that opens first sends its SYN, any
+    /// other flow starts at once.
+    fn open_flow(&mut self, now: Time, f: u32) {
+        let group = &self.cfg.flows[self.flows[f as usize].row.group as usize];
+        if !group.handshake || group.app.is_udp() {
+            self.start_flow(now, f, None);
+            return;
+        }
+        self.flows[f as usize].hs = Some(Box::new(HandshakeRt { connect: Some(Connect::new(now)), listen: Listen::default() }));
+        self.send_handshake(now, f, HandshakeKind::Syn, 0);
+        self.q.schedule(now + crate::tcp::rtt::RTO_INIT, Event::HandshakeTimer(f));
+    }
+
+    /// Send a handshake segment of flow `f` (TSval now, echoing `tsecr`).
+    fn send_handshake(&mut self, now: Time, f: u32, kind: HandshakeKind, tsecr: Time) {
+        self.stats.handshake_pkts_sent += 1;
+        let path = &self.flows[f as usize].path;
+        let (route, wire_bytes) = match kind {
+            HandshakeKind::Syn => (path.fwd_route, SYN_WIRE_BYTES),
+            HandshakeKind::SynAck => (path.rev_route, SYN_WIRE_BYTES),
+            HandshakeKind::Ack => (path.fwd_route, HEADER_BYTES),
+        };
+        let first = self.routes.hops(route)[0];
+        let payload = Payload::Handshake(Handshake { kind, tsval: now, tsecr });
+        self.enqueue(now, first, Packet { flow: f, wire_bytes, route, hop: 0, ecn: Ecn::NotEct, payload });
+    }
+
+    /// A handshake segment of flow `f` reached its end host.
+    fn handshake_arrived(&mut self, now: Time, f: u32, h: Handshake) {
+        let slot = &mut self.flows[f as usize];
+        // An abandoned or finished connection: late handshake segments just arrive.
+        let Some(hs) = slot.hs.as_deref_mut() else { return };
+        match h.kind {
+            HandshakeKind::Syn => {
+                if let Some(tsecr) = hs.listen.on_syn(now, h.tsval) {
+                    let timer = hs.listen.timer();
+                    self.send_handshake(now, f, HandshakeKind::SynAck, tsecr);
+                    if let Some(t) = timer {
+                        self.q.schedule(t, Event::HandshakeTimer(f));
+                    }
+                }
+            }
+            HandshakeKind::SynAck => match hs.connect.take() {
+                Some(c) => {
+                    // SYN_SENT → ESTABLISHED: ACK at once, then send.
+                    let rtt = c.rtt_sample(now, h.tsecr);
+                    slot.row.setup_ns = Some(now - slot.row.start_ns);
+                    slot.row.syn_retrans = c.retransmits;
+                    self.send_handshake(now, f, HandshakeKind::Ack, h.tsval);
+                    self.start_flow(now, f, Some((rtt, c.restarts_at_one_segment())));
+                }
+                // A resent SYN-ACK reached an established client: it ACKs again.
+                None => self.send_handshake(now, f, HandshakeKind::Ack, h.tsval),
+            },
+            HandshakeKind::Ack => self.server_acked(now, f, Some(h.tsecr)),
+        }
+    }
+
+    /// The server got the client's ACK (echoing `tsecr`) or a data segment: its
+    /// pending request completes, and its RTT sample is the receiver's estimate.
+    fn server_acked(&mut self, now: Time, f: u32, tsecr: Option<Time>) {
+        let slot = &mut self.flows[f as usize];
+        let Some(hs) = slot.hs.as_deref_mut() else { return };
+        let rtt = hs.listen.on_ack(now, tsecr);
+        if hs.connect.is_none() && hs.listen.established {
+            slot.hs = None;
+        }
+        if let (Some(rtt), Some(rt)) = (rtt, slot.rt.as_deref_mut()) {
+            rt.receiver.set_rtt_hint(rtt);
+        }
+    }
+
+    /// A handshake timer of flow `f` may be due: the client resends its SYN or
+    /// gives up, the server resends its SYN-ACK or drops the request.
+    fn handshake_timer(&mut self, now: Time, f: u32) {
+        let slot = &mut self.flows[f as usize];
+        let Some(hs) = slot.hs.as_deref_mut() else { return };
+        if let Some(c) = hs.connect.as_mut().filter(|c| c.timer <= now) {
+            match c.on_timer(now) {
+                SynTimeout::Resend => {
+                    let t = c.timer;
+                    self.send_handshake(now, f, HandshakeKind::Syn, 0);
+                    self.q.schedule(t, Event::HandshakeTimer(f));
+                }
+                SynTimeout::Fail => {
+                    slot.row.setup_failed = true;
+                    slot.row.syn_retrans = c.retransmits;
+                    slot.hs = None;
+                    self.events.push(now, "connect_failed", f as i64, "", "", f64::NAN, f64::NAN);
+                    return;
+                }
+            }
+        }
+        let Some(hs) = self.flows[f as usize].hs.as_deref_mut() else { return };
+        if let Some(tsecr) = hs.listen.on_timer(now) {
+            let t = hs.listen.timer();
+            self.send_handshake(now, f, HandshakeKind::SynAck, tsecr);
+            if let Some(t) = t {
+                self.q.schedule(t, Event::HandshakeTimer(f));
+            }
+        }
+    }
+
     /// Flow `f` starts now: its TCP endpoints come to life and send (or its UDP
-    /// source starts sending).
-    fn start_flow(&mut self, now: Time, f: u32) {
+    /// source starts sending). `opened`: the handshake's RTT sample and whether the
+    /// transfer starts at cwnd 1 (see `Sender::open_from_handshake`).
+    fn start_flow(&mut self, now: Time, f: u32, opened: Option<(Time, bool)>) {
         if self.cfg.flows[self.flows[f as usize].row.group as usize].app.is_udp() {
             self.flows[f as usize].udp = Some(Box::default());
             self.live.insert(f);
@@ -831,7 +967,11 @@ impl<'a, 'e> World<'a, 'e> {
         self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.live.len() as u64);
         self.events.push(now, "flow_start", f as i64, "", "", f64::NAN, f64::NAN);
         let mut out = std::mem::take(&mut self.seg_buf);
-        self.flows[f as usize].rt.as_deref_mut().expect("just built").sender.start(now, &mut out);
+        let sender = &mut self.flows[f as usize].rt.as_deref_mut().expect("just built").sender;
+        if let Some((rtt, cwnd_one)) = opened {
+            sender.open_from_handshake(now, rtt, cwnd_one);
+        }
+        sender.start(now, &mut out);
         self.emit_segments(now, f, &mut out);
         self.seg_buf = out;
         if matches!(self.cfg.flows[self.flows[f as usize].row.group as usize].app, App::RateLimited { .. }) {
@@ -913,6 +1053,7 @@ impl<'a, 'e> World<'a, 'e> {
     fn retire(&mut self, f: u32) {
         let slot = &mut self.flows[f as usize];
         let rt = slot.rt.take().expect("retiring a running flow");
+        slot.hs = None;
         self.live.remove(&f);
         fill_row(&mut slot.row, &rt, !self.warmup_passed && self.cfg.warmup_ns > 0);
         let timers = self.sender_timer_slot(f);
@@ -999,6 +1140,8 @@ impl<'a, 'e> World<'a, 'e> {
     fn finish(mut self, interrupted: bool) -> RunOutput {
         self.stats.data_pkts_in_network = self.links.iter().map(|l| l.data_in_link).sum::<u64>()
             + self.hosts.iter().map(|h| h.rx.packets.iter().filter(|p| p.is_data()).count() as u64).sum::<u64>();
+        self.stats.handshake_pkts_in_network = self.links.iter().map(|l| l.handshake_in_link).sum::<u64>()
+            + self.hosts.iter().map(|h| h.rx.packets.iter().filter(|p| p.is_handshake()).count() as u64).sum::<u64>();
         let duration = self.stats.sim_time_ns;
         for slot in &mut self.flows {
             if let Some(rt) = slot.rt.take() {

@@ -42,7 +42,15 @@ from .convergence import (
 )
 from .distribution import average_throughput, avg_throughput_sd, throughput_quantiles
 from .fairness import jain_by_group, jain_flowmean, jain_index, jain_parking_lot, jain_senders, jain_timeseries
-from .fct import DEFAULT_SIZE_EDGES, by_size_bucket, expected_fct, fct_slowdown, flow_completion, flow_counts
+from .fct import (
+    DEFAULT_SIZE_EDGES,
+    by_size_bucket,
+    connection_setup,
+    expected_fct,
+    fct_slowdown,
+    flow_completion,
+    flow_counts,
+)
 from .mathis import MATHIS_C_NEWRENO, fit_mathis_c, mathis_error, mathis_inputs, mathis_throughput
 from .queue import (
     backlog_delay,
@@ -114,6 +122,7 @@ __all__ = [
     "fit_mathis_c",
     "flow_completion",
     "flow_counts",
+    "connection_setup",
     "flow_goodput",
     "fness",
     "goodput_timeseries",
@@ -251,9 +260,14 @@ def summary(result: RunResult) -> dict[str, Any]:
 
 
 def _fct_summary(flows: Any, rate_bps: float) -> dict[str, Any]:
-    """M-FCT-SLOWDOWN for runs with finite flows: ``fct`` (per flow, eFCT beside oFCT)
-    and ``fct_by_size`` (slowdown by size bucket)."""
+    """M-FCT-SLOWDOWN for runs with finite flows: ``fct`` (per flow, eFCT beside oFCT),
+    ``fct_by_size`` (slowdown by size bucket) and, when flows opened with a handshake,
+    ``connection_setup``."""
     if not (flows["size_bytes"].to_numpy() >= 0).any():
         return {}
     per_flow = fct_slowdown(flows, capacity_bps=rate_bps)
-    return {"fct": per_flow, "fct_by_size": by_size_bucket(per_flow, "slowdown")}
+    out: dict[str, Any] = {"fct": per_flow, "fct_by_size": by_size_bucket(per_flow, "slowdown")}
+    setup = connection_setup(flows)
+    if setup:
+        out["connection_setup"] = setup
+    return out

@@ -18,7 +18,7 @@ from .convergence import (
 )
 from .distribution import average_throughput, avg_throughput_sd, throughput_quantiles
 from .fairness import jain_by_group, jain_flowmean, jain_index, jain_parking_lot, jain_senders, jain_timeseries
-from .fct import by_size_bucket, expected_fct, fct_slowdown, flow_completion, flow_counts
+from .fct import by_size_bucket, connection_setup, expected_fct, fct_slowdown, flow_completion, flow_counts
 from .mathis import fit_mathis_c, mathis_error, mathis_throughput
 from .queue import drop_ratio, median_occupancy, occupancy, relative_median_difference
 from .ratios import fness, harm, throughput_difference, throughput_ratio_ncf, throughput_ratio_recipe
@@ -89,7 +89,7 @@ METRICS: dict[str, tuple[Callable[..., object], ...]] = {
     "M-QOCC": (median_occupancy, relative_median_difference),
     "M-QLEN": (occupancy,),
     # §8 flow completion
-    "M-FCT": (flow_completion, by_size_bucket),
+    "M-FCT": (flow_completion, by_size_bucket, connection_setup),
     "M-FCT-SLOWDOWN": (fct_slowdown, expected_fct),
     "M-FLOWCOUNT": (flow_counts,),
     # §9 model-based

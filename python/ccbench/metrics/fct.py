@@ -9,7 +9,9 @@
 
 Contract: the ``flows`` table's ``size_bytes`` (−1 = bulk), ``completed``, ``fct_ns``
 (−1 = not completed), ``start_ns``, ``min_rtt_ns``/``base_rtt_ns`` and ``mss`` —
-finite flows from any workload generator arrive as rows of this table.
+finite flows from any workload generator arrive as rows of this table. A flow that
+opens with a handshake has its FCT from the first SYN; the optional ``setup_ns``,
+``syn_retrans`` and ``setup_failed`` give its connection setup (:func:`connection_setup`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,15 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_SIZE_EDGES", "by_size_bucket", "expected_fct", "fct_slowdown", "flow_completion", "flow_counts"]
+__all__ = [
+    "DEFAULT_SIZE_EDGES",
+    "by_size_bucket",
+    "connection_setup",
+    "expected_fct",
+    "fct_slowdown",
+    "flow_completion",
+    "flow_counts",
+]
 
 #: Bucket upper edges in bytes, after D2's labels ("100", "1.5K", "15K", …); the
 #: last bucket is open.
@@ -49,7 +59,37 @@ def flow_completion(flows: pd.DataFrame) -> pd.DataFrame:
     for col in ("base_rtt_ns", "segs_retrans"):
         if col in finite:
             out.insert(len(out.columns) - 2, col, finite[col].to_numpy(dtype=np.int64))
+    if "setup_ns" in finite:
+        # The FCT counts from the first SYN; the handshake's share of it.
+        setup = finite["setup_ns"].to_numpy(dtype=np.int64)
+        out["setup_s"] = np.where(setup >= 0, setup / 1e9, np.nan)
+        out["setup_failed"] = finite["setup_failed"].to_numpy(dtype=bool)
     return out
+
+
+def connection_setup(flows: pd.DataFrame) -> dict[str, float]:
+    """Connection setup of the flows that opened with a handshake (simulator runs:
+    ``setup_ns``, ``syn_retrans``, ``setup_failed``): ``connections`` (flows that
+    sent a SYN), ``established``, ``failed`` (SYN retries exhausted), ``syn_resent``
+    (connections that resent their SYN), and the setup time's ``median_s`` / ``p99_s``.
+    Empty when the table has no such flows."""
+    if "setup_ns" not in flows:
+        return {}
+    setup = flows["setup_ns"].to_numpy(dtype=np.int64)
+    failed = flows["setup_failed"].to_numpy(dtype=bool)
+    resent = flows["syn_retrans"].to_numpy(dtype=np.int64)
+    opened = (setup >= 0) | failed | (resent > 0)
+    if not opened.any():
+        return {}
+    ok = setup[setup >= 0] / 1e9
+    return {
+        "connections": float(opened.sum()),
+        "established": float(len(ok)),
+        "failed": float(failed.sum()),
+        "syn_resent": float((resent > 0).sum()),
+        "median_s": float(np.median(ok)) if len(ok) else float("nan"),
+        "p99_s": float(np.percentile(ok, 99)) if len(ok) else float("nan"),
+    }
 
 
 def size_bucket_labels(edges: Sequence[int]) -> list[str]:

@@ -461,7 +461,7 @@ class Experiment(_Model):
                 idx = rtt_senders.setdefault((sender, rtt), len(self.senders) + len(rtt_senders))
                 mix.append({"sender": idx, "fraction": mass})
             out["sender_mix"] = mix
-        if f.handshake:
+        if f.opens_with_handshake:
             out["handshake"] = True
         if f.transport == "udp":
             out["app"] = {

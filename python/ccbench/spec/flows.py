@@ -66,8 +66,10 @@ class FlowSpec(_Model):
         default_factory=list, description="transport = 'udp': bursts [{at='32s', duration='10s', rate='40Mbit'}]"
     )
     packet: OptSize = Field(None, description="transport = 'udp': datagram size on the wire (default 1500B)")
-    handshake: bool = Field(
-        False, description="each flow opens its connection first: data starts one base RTT after it arrives"
+    handshake: bool | None = Field(
+        None,
+        description="each flow opens its connection with a three-way handshake (SYN, SYN-ACK, ACK as packets, "
+        "Linux's retry timers) before sending; default: on for finite flows (`size`/`sizes`), off for bulk ones",
     )
     on: OptDuration = Field(None, description="with `rate`: on period of an on/off source")
     off: OptDuration = Field(None, description="with `rate`: off period of an on/off source")
@@ -84,6 +86,14 @@ class FlowSpec(_Model):
         if data.get("transport") == "udp" and "cca" not in data:
             data = {**data, "cca": "udp"}
         return data
+
+    @property
+    def opens_with_handshake(self) -> bool:
+        """Whether the flows open with a handshake: ``handshake`` if given, else yes for
+        finite TCP flows (``size`` or ``sizes``), no for bulk ones and UDP sources."""
+        if self.handshake is not None:
+            return self.handshake
+        return self.transport == "tcp" and (self.size is not None or self.sizes is not None)
 
     @model_validator(mode="after")
     def _traffic(self) -> FlowSpec:
@@ -115,7 +125,7 @@ class FlowSpec(_Model):
                 raise ValueError("a UDP source has no CCA: leave `cca` out (or 'udp')")
             if self.rate is None and not self.bursts:
                 raise ValueError("transport = 'udp' needs `rate` or `bursts`")
-            if self.size is not None or self.sizes is not None or self.mix or self.handshake:
+            if self.size is not None or self.sizes is not None or self.mix or self.handshake is not None:
                 raise ValueError("a UDP source takes no `size`, `sizes`, `mix` or `handshake`")
             if self.packet is not None and (self.packet.kind != "bytes" or not 28 < self.packet.value <= 65535):
                 raise ValueError("`packet` must be a size in bytes in (28B, 65535B]")

@@ -21,10 +21,11 @@
 //! (×128), and the slow-start exponent is capped at 16 (2^16 per ACK is already
 //! far beyond any window) so it cannot overflow; cwnd_clamp is 65535 as in Linux.
 //!
-//! Deviation: Linux's `init` runs after the handshake, when srtt holds the SYN's
-//! RTT, and sets cwnd = ρ. Here `init` runs before any RTT sample, so ρ is first
-//! computed from the first srtt (in `cong_avoid`) and the initial window is the
-//! configured one.
+//! Linux's `init` runs after the handshake, when srtt holds the SYN's RTT, and sets
+//! cwnd = ρ; so does this one for a flow that opened with a handshake (finite flows
+//! by default, `tcp::handshake`). Deviation: a flow without a handshake has no RTT at
+//! `init`, so ρ is first computed from the first srtt (in `cong_avoid`) and the
+//! initial window is the configured one.
 
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +112,13 @@ impl CongestionControl for Hybla {
         *self = Self::new(self.p.clone());
         tp.cwnd_clamp = tp.cwnd_clamp.min(CWND_CLAMP);
         tp.cwnd = tp.cwnd.min(tp.cwnd_clamp);
+        if tp.srtt > 0 {
+            // `hybla_init`: the first ρ from the handshake's srtt, cwnd = ρ.
+            let srtt_us = to_us(tp.srtt);
+            self.recalc(srtt_us);
+            self.minrtt_us = srtt_us;
+            tp.cwnd = self.rho.clamp(1, tp.cwnd_clamp);
+        }
     }
 
     fn ssthresh(&mut self, tp: &mut TcpState) -> u32 {
@@ -175,6 +183,19 @@ mod tests {
 
     fn harness(cca: BoxedCca, cwnd: u32, rtt_ms: u64) -> TimelineHarness {
         TimelineHarness::in_cong_avoid(cca, cwnd, ms(rtt_ms))
+    }
+
+    /// `hybla_init` after a handshake: ρ from the SYN's srtt, cwnd = ρ (200 ms / 25 ms = 8).
+    #[test]
+    fn init_after_a_handshake_starts_at_rho() {
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        tp.srtt = ms(200);
+        let mut hy = Hybla::new(Params::default());
+        hy.init(&mut tp);
+        assert_eq!((hy.rho, tp.cwnd), (8, 8));
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        hy.init(&mut tp);
+        assert_eq!((hy.rho, tp.cwnd), (0, 10), "no RTT yet: the configured window");
     }
 
     #[test]

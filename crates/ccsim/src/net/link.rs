@@ -40,6 +40,8 @@ pub struct Link {
     line: VecDeque<(Time, Packet)>,
     /// Data packets currently on this link (queued, in transmission or propagating).
     pub data_in_link: u64,
+    /// Handshake packets (SYN, SYN-ACK, their ACK) currently on this link.
+    pub handshake_in_link: u64,
     /// Whether queue samples are recorded for this link.
     pub recorded: bool,
     /// tc-like accounting: the packet in service counts toward the qdisc limit.
@@ -79,6 +81,7 @@ impl Link {
             remainder: 0,
             line: VecDeque::new(),
             data_in_link: 0,
+            handshake_in_link: 0,
             recorded: false,
             limit_includes_head: false,
             tx_pkts: 0,
@@ -101,6 +104,9 @@ impl Link {
     pub fn enqueue(&mut self, p: Packet, now: Time) -> (LinkWake, Option<Time>) {
         if p.is_data() {
             self.data_in_link += 1;
+        }
+        if p.is_handshake() {
+            self.handshake_in_link += 1;
         }
         if self.loss.lose() {
             self.queue.drop_external(p, DropReason::RandomLoss);
@@ -180,6 +186,9 @@ impl Link {
         if p.is_data() {
             self.data_in_link -= 1;
         }
+        if p.is_handshake() {
+            self.handshake_in_link -= 1;
+        }
         (p, self.line.front().map(|(t, _)| *t))
     }
 
@@ -202,5 +211,10 @@ impl Link {
     /// Data packets dropped by the queue discipline are no longer on the link.
     pub fn note_data_dropped_in_queue(&mut self) {
         self.data_in_link -= 1;
+    }
+
+    /// A handshake packet counted on this link was dropped by its queue.
+    pub fn note_handshake_dropped_in_queue(&mut self) {
+        self.handshake_in_link -= 1;
     }
 }

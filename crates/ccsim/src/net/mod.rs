@@ -67,7 +67,34 @@ pub enum Payload {
     Feedback(NetworkFeedback),
     /// A datagram of an inelastic (UDP) source: no ACK, no congestion control.
     Datagram { seq: u64 },
+    /// A segment of the three-way handshake (`tcp::handshake`).
+    Handshake(Handshake),
 }
+
+/// Which segment of the three-way handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandshakeKind {
+    /// The client's SYN (forward path).
+    Syn,
+    /// The server's SYN-ACK (reverse path).
+    SynAck,
+    /// The client's ACK of the SYN-ACK (forward path, no data).
+    Ack,
+}
+
+/// A handshake segment: its kind and timestamps (TSval, and the TSecr echoing the
+/// peer's latest TSval, 0 on a SYN), which the RTT samples of `tcp_ack_update_rtt`
+/// and `tcp_synack_rtt_meas` read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handshake {
+    pub kind: HandshakeKind,
+    pub tsval: Time,
+    pub tsecr: Time,
+}
+
+/// Wire bytes of a SYN or SYN-ACK: IPv4 20 + TCP 20 + Linux's SYN options (MSS 4,
+/// SACK-permitted 2, timestamps 10, NOP 1, window scale 3).
+pub const SYN_WIRE_BYTES: u32 = 60;
 
 /// IPv4 + UDP header bytes of a datagram.
 pub const UDP_HEADER_BYTES: u32 = 28;
@@ -87,5 +114,20 @@ pub struct Packet {
 impl Packet {
     pub fn is_data(&self) -> bool {
         matches!(self.payload, Payload::Data(_) | Payload::Datagram { .. })
+    }
+
+    /// A SYN, SYN-ACK or handshake ACK.
+    pub fn is_handshake(&self) -> bool {
+        matches!(self.payload, Payload::Handshake(_))
+    }
+
+    /// The packet travels toward the flow's sender (ACKs, SYN-ACKs, feedback);
+    /// otherwise toward its receiver.
+    pub fn to_sender(&self) -> bool {
+        match self.payload {
+            Payload::Data(_) | Payload::Datagram { .. } => false,
+            Payload::Ack(_) | Payload::Feedback(_) => true,
+            Payload::Handshake(h) => h.kind == HandshakeKind::SynAck,
+        }
     }
 }

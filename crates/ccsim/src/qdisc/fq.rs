@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 
 use super::{Queued, TimedFifo};
-use crate::net::{Packet, Payload};
+use crate::net::{HandshakeKind, Packet, Payload};
 use crate::sim::SimRng;
 
 /// Seeded flow hash (Linux: `skb_get_hash` — a keyed jhash of the 5-tuple — scaled
@@ -25,7 +25,9 @@ impl FlowHash {
     }
 
     pub fn bucket(&self, p: &Packet) -> usize {
-        let dir = matches!(p.payload, Payload::Ack(_)) as u64;
+        // The reverse direction's 5-tuple: ACKs and the SYN-ACK.
+        let synack = matches!(p.payload, Payload::Handshake(h) if h.kind == HandshakeKind::SynAck);
+        let dir = (matches!(p.payload, Payload::Ack(_)) || synack) as u64;
         let mut z = self.key ^ ((p.flow as u64) << 1 | dir);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

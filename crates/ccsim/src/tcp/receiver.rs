@@ -71,6 +71,12 @@ impl Receiver {
         self
     }
 
+    /// The handshake measured the path's RTT (`tcp_synack_rtt_meas`): it replaces
+    /// the hint given at construction.
+    pub fn set_rtt_hint(&mut self, rtt: Time) {
+        self.rtt_hint = rtt;
+    }
+
     /// Echo CE as DCTCP receivers do (RFC 8257 §3.2, Linux `dctcp_ece_ack_update`):
     /// ECE reflects the CE mark of the latest data segment, CWR is ignored, and a
     /// change of CE state is acknowledged at once so the sender can count marked

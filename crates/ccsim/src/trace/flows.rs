@@ -36,6 +36,13 @@ pub struct FlowRow {
     pub dropped_pkts_at_warmup: u64,
     pub ecn_marked_pkts: u64,
     pub ecn_marked_pkts_at_warmup: u64,
+    /// A connection opened by a handshake: from the first SYN to the SYN-ACK's
+    /// arrival (None: no handshake, or never established).
+    pub setup_ns: Option<Time>,
+    /// SYN retransmissions.
+    pub syn_retrans: u32,
+    /// The client gave up its SYN retries (ETIMEDOUT).
+    pub setup_failed: bool,
 }
 
 /// Names the table needs: sender names, group labels, each group's CCA names.
@@ -98,6 +105,9 @@ pub fn flows_table(rows: &[FlowRow], names: &FlowNames, end_of_run: Time) -> Tab
             ("dropped_pkts_at_warmup", u64s(&|r| r.dropped_pkts_at_warmup)),
             ("ecn_marked_pkts", u64s(&|r| r.ecn_marked_pkts)),
             ("ecn_marked_pkts_at_warmup", u64s(&|r| r.ecn_marked_pkts_at_warmup)),
+            ("setup_ns", i64s(&|r| opt(r.setup_ns))),
+            ("syn_retrans", u64s(&|r| r.syn_retrans as u64)),
+            ("setup_failed", Column::Bool(rows.iter().map(|r| r.setup_failed).collect())),
         ],
     }
 }

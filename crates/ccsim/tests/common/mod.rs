@@ -115,4 +115,9 @@ pub fn assert_conservation(out: &RunOutput) {
         s.data_pkts_delivered + s.data_pkts_dropped + s.data_pkts_in_network,
         "packet conservation violated: {s:?}"
     );
+    assert_eq!(
+        s.handshake_pkts_sent,
+        s.handshake_pkts_delivered + s.handshake_pkts_dropped + s.handshake_pkts_in_network,
+        "handshake packet conservation violated: {s:?}"
+    );
 }

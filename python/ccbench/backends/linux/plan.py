@@ -37,7 +37,7 @@ KERNEL_CCA = {"bbr1": "bbr"}
 NATURAL_RTT_NS = 200_000
 #: One iperf3 client and server per flow: more would swamp the two cores.
 #: `[[flows]]` traffic fields (docs/traffic.md) only the simulator runs.
-TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "rate", "on", "off", "handshake", "transport", "bursts")
+TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "rate", "on", "off", "transport", "bursts")
 MAX_FLOWS = 64
 #: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
 TBF_BURST_PACKETS = 2
@@ -224,6 +224,8 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             problems.append(
                 f"{path}: {', '.join(traffic)} (docs/traffic.md) are simulator features the linux backend does not run yet"
             )
+        if f.handshake is False:
+            problems.append(f"{path}.handshake = false: kernel connections always open with a handshake")
         if f.params:
             problems.append(
                 f"{path}.params: CCA parameters cannot be set per flow in the kernel (module parameters are global); "

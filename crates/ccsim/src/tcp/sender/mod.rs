@@ -57,9 +57,6 @@ use timers::XmitTimer;
 
 pub use crate::cc::INFINITE_SSTHRESH;
 
-/// One tick of the TCP timestamp clock (Linux `TCP_TS_HZ` = 1000).
-const TS_TICK: Time = crate::units::ms(1);
-
 /// Configuration of one sender.
 #[derive(Debug, Clone)]
 pub struct SenderParams {
@@ -296,6 +293,19 @@ impl Sender {
 
     // ------------------------------------------------------------------ inputs
 
+    /// Before `start`: the connection was opened by a three-way handshake
+    /// (`tcp::handshake`) whose SYN-ACK gave the RTT sample `rtt` at `now`
+    /// (`tcp_ack_update_rtt`: srtt, the RTO and min_rtt, so the CCA's `init` sees
+    /// them as Linux's `tcp_init_transfer` does); `cwnd_one`: more than one SYN was
+    /// resent, so the transfer starts at cwnd 1 (`tcp_init_transfer`).
+    pub fn open_from_handshake(&mut self, now: Time, rtt: Time, cwnd_one: bool) {
+        self.rtt.sample(rtt, self.snd_una, self.snd_nxt);
+        self.rtt.update_min(now, rtt);
+        if cwnd_one {
+            self.tp.cwnd = 1;
+        }
+    }
+
     /// Open the connection and send the initial window.
     pub fn start(&mut self, now: Time, out: &mut Vec<Segment>) {
         self.started = true;
@@ -418,8 +428,7 @@ impl Sender {
         // one from the echoed timestamp, in the timestamp clock's 1 ms ticks and at
         // least one tick (`tcp_ack_update_rtt`, TCP_TS_HZ = 1000).
         if srtt_sample.is_none() && advanced && ack.tsecr != 0 && ack.tsecr <= now {
-            let ticks = (now / TS_TICK - ack.tsecr / TS_TICK).max(1);
-            srtt_sample = Some(ticks * TS_TICK);
+            srtt_sample = Some(crate::tcp::handshake::ts_rtt(now, ack.tsecr));
             ca_rtt = srtt_sample;
         }
         if let Some(m) = srtt_sample {

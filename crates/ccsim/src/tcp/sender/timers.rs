@@ -11,8 +11,12 @@ use crate::units::{ms, Time};
 /// Linux `TCP_RTO_MIN` (the constant, not the per-route value): the loss probe's
 /// allowance for a delayed ACK when a single segment is outstanding.
 const TCP_RTO_MIN: Time = ms(200);
-/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ=1000): added to the loss-probe timeout
-/// and to the RACK reordering timer.
+/// Linux `TCP_TIMEOUT_MIN_US` (2 ms): added to the loss-probe timeout and to the RACK
+/// reordering timer. Current Linux adds it in microseconds before converting to
+/// jiffies (`usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)` in `tcp_rack_mark_lost`
+/// and `tcp_schedule_loss_probe`), so it is 2 ms at any HZ; older kernels added
+/// `TCP_TIMEOUT_MIN` = 2 jiffies (8 ms at HZ=250). Deviation: the timers are not
+/// rounded up to whole jiffies, as `usecs_to_jiffies` does (≤ 1 jiffy later on Linux).
 pub(super) const TIMEOUT_MIN: Time = ms(2);
 
 /// The single retransmission-timer slot (Linux `icsk_pending`).
