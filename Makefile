@@ -11,7 +11,7 @@ else
 PY ?= $(CURDIR)/.venv/bin/python
 endif
 
-.PHONY: install system-deps test lint lint-rust lint-python test-rust test-python test-slow bench
+.PHONY: install system-deps test lint lint-rust lint-python test-rust test-python test-slow golden bench
 
 ## Install everything: system packages for the linux backend (iperf3, iproute2, ethtool,
 ## iputils-ping), the Rust toolchain check, and the Python package with its engine built by maturin.
@@ -58,6 +58,11 @@ test-rust:
 
 test-python:
 	$(PY) -m pytest -q
+
+## Rewrite the golden summaries of the shipped specs (tests/golden/) after an intended
+## behaviour change; review the diff before committing it.
+golden:
+	CCBENCH_UPDATE_GOLDEN=1 $(PY) -m pytest -q tests/test_golden.py
 
 ## Long studies, on demand.
 test-slow:

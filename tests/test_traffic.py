@@ -239,6 +239,8 @@ def test_connection_setup_is_in_the_flows_table_and_the_summary(tmp_path: Path) 
     assert np.all((setup[:3] >= 40_000_000) & (setup[:3] < 41_000_000)) and setup[3] == -1
     assert np.all(f["fct_ns"].to_numpy()[:3] > setup[:3] + 20_000_000)
     assert not f["setup_failed"].any() and not f["syn_retrans"].any()
+    st = res.manifest["stats"]
+    assert st["handshake_pkts_sent"] == 9 and st["handshake_pkts_delivered"] == 9
     s = res.summary()
     c = s["connection_setup"]
     assert c["connections"] == 3 and c["established"] == 3 and c["failed"] == 0
