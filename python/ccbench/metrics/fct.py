@@ -68,7 +68,7 @@ def flow_completion(flows: pd.DataFrame) -> pd.DataFrame:
 
 
 def connection_setup(flows: pd.DataFrame) -> dict[str, float]:
-    """Connection setup of the flows that opened with a handshake (simulator runs:
+    """M-FCT companion: connection setup of the flows that opened with a handshake (simulator runs:
     ``setup_ns``, ``syn_retrans``, ``setup_failed``): ``connections`` (flows that
     sent a SYN), ``established``, ``failed`` (SYN retries exhausted), ``syn_resent``
     (connections that resent their SYN), and the setup time's ``median_s`` / ``p99_s``.
