@@ -258,9 +258,9 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
             for fid, o in outcomes.items():
                 o.client = _read_json(workdir / f"client-{fid}.json")
                 o.server = _read_json(workdir / f"server-{fid}.json")
-                if isinstance(o.client.get("connected_monotonic_ns"), int):
-                    # a sized flow starts when its connection is up, not when its tool was launched
-                    o.launched_ns = o.client["connected_monotonic_ns"] - t0
+                if isinstance(o.client.get("connect_monotonic_ns"), int):
+                    # a sized flow starts at its connect() (the first SYN), not when its tool was launched
+                    o.launched_ns = o.client["connect_monotonic_ns"] - t0
             by_flow: dict[int, list[Any]] = {f.flow_id: [] for f in plan.flows}
             port_to_flow = {(topo.sender_ns(f.sender), f.client_port): f.flow_id for f in plan.flows}
             for t, ns, sample in sampler.sockets:
