@@ -137,3 +137,36 @@ fn tsecr_gives_an_rtt_sample_after_retransmission() {
     h.ack(1);
     assert_eq!(h.tp().srtt, ms(30), "RTT from the echoed timestamp of the retransmission");
 }
+
+/// `tcp_init_transfer` after the three-way handshake (`tcp::handshake`): the SYN-ACK's
+/// RTT sample has set srtt, min_rtt and the RTO (`tcp_ack_update_rtt`), so the first
+/// loss probe is 2·srtt-based, not TCP_TIMEOUT_INIT; after more than one SYN resend
+/// the transfer starts at cwnd 1.
+#[test]
+fn a_handshake_seeds_srtt_and_may_start_at_one_segment() {
+    use crate::sim::{stream, rng::Component};
+    use crate::tcp::sender::{Sender, SenderParams};
+    for (cwnd_one, sent) in [(false, 10), (true, 1)] {
+        let params = SenderParams {
+            mss: 1448,
+            initial_cwnd: 10,
+            rwnd_segs: 1000,
+            pacing: false,
+            ecn: false,
+            min_rto: ms(200),
+            size_bytes: None,
+            gso: crate::host::Gso::OFF,
+            hz: 1000,
+        };
+        let mut s = Sender::new(params, build("reno", &serde_json::Value::Null).unwrap(), stream(0, Component::Cca, 0));
+        s.open_from_handshake(ms(40), ms(40), cwnd_one);
+        let mut out = Vec::new();
+        s.start(ms(40), &mut out);
+        assert_eq!(out.len(), sent);
+        assert_eq!((s.srtt(), s.min_rtt()), (ms(40), Some(ms(40))));
+        // PTO 2·40 + 2 ms with several out; 2·40 + 200 ms with one, capped at the RTO
+        // of 40 + max(2·40, 200) = 240 ms.
+        let pto = if sent > 1 { ms(82) } else { ms(240) };
+        assert_eq!(s.next_wakeup().unwrap() - ms(40), pto);
+    }
+}
