@@ -6,7 +6,7 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["engine_version", "list_ccas", "check_cca", "qdisc_config", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
+__all__ = ["engine_version", "list_ccas", "check_cca", "qdisc_config", "result_schema", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
 
 _Column = npt.NDArray[Any] | tuple[npt.NDArray[np.uint32], list[str]]
 
@@ -19,6 +19,11 @@ def check_cca(name: str, params_json: str) -> None:
 
 def qdisc_config(config_json: str) -> str:
     """The engine's reading of a qdisc configuration, omitted fields at its defaults."""
+
+def result_schema() -> str:
+    """JSON {"tables": [{name, columns: [{name, type}]}], "stats": [key], "header_bytes": int,
+    "udp_header_bytes": int}: the result tables, manifest stats keys and header sizes as the
+    engine's recorder defines them."""
 
 def run(
     config_json: str,

@@ -32,7 +32,9 @@ __all__ = [
 HEADER_BYTES = 52
 """IP + TCP + timestamp-option header bytes of every segment. Mirrors
 ``HEADER_BYTES`` in ``crates/ccsim/src/net/mod.rs`` (MSS 1448 gives 1500-byte packets);
-used to turn a buffer in bytes into packets and back."""
+used to turn a buffer in bytes into packets and back. Kept here so specs validate without
+the compiled engine; ``tests/test_result_schema.py`` checks it against
+``_core.result_schema()["header_bytes"]``."""
 
 
 class EngineUnavailable(CcbenchError, ImportError):

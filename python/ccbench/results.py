@@ -55,7 +55,8 @@ __all__ = [
 #: Version of the on-disk format; bumped on any incompatible change.
 FORMAT_VERSION = 1
 #: The tables of a run and their columns, in the engine's order (each documented with
-#: its unit in docs/results-format.md).
+#: its unit in docs/results-format.md). Kept here so results load without the compiled
+#: engine; tests/test_result_schema.py checks it against ``_core.result_schema()``.
 COLUMNS: dict[str, tuple[str, ...]] = {
     "flows": (
         "flow_id", "sender", "sender_name", "group", "cca", "start_ns", "stop_ns", "size_bytes",

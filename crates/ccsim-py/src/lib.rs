@@ -187,34 +187,12 @@ fn run<'py>(
         }
     }
     let tables = PyDict::new(py);
-    tables.set_item("flows", table_to_py(py, out.flows)?)?;
-    tables.set_item("flow_ts", table_to_py(py, out.flow_ts)?)?;
-    tables.set_item("queue_ts", table_to_py(py, out.queue_ts)?)?;
-    tables.set_item("events", table_to_py(py, out.events)?)?;
-    tables.set_item("links", table_to_py(py, out.links)?)?;
-    tables.set_item("sojourn", table_to_py(py, out.sojourn)?)?;
-    let s = out.stats;
+    let named = ccsim::trace::schema::named_tables(out.flows, out.flow_ts, out.queue_ts, out.events, out.links, out.sojourn);
+    for (name, table) in named {
+        tables.set_item(name, table_to_py(py, table)?)?;
+    }
     let stats = PyDict::new(py);
-    for (k, v) in [
-        ("events_processed", s.events_processed),
-        ("data_pkts_sent", s.data_pkts_sent),
-        ("data_pkts_delivered", s.data_pkts_delivered),
-        ("data_pkts_dropped", s.data_pkts_dropped),
-        ("data_pkts_in_network", s.data_pkts_in_network),
-        ("ack_pkts_sent", s.ack_pkts_sent),
-        ("ack_pkts_delivered", s.ack_pkts_delivered),
-        ("ack_pkts_dropped", s.ack_pkts_dropped),
-        ("handshake_pkts_sent", s.handshake_pkts_sent),
-        ("handshake_pkts_delivered", s.handshake_pkts_delivered),
-        ("handshake_pkts_dropped", s.handshake_pkts_dropped),
-        ("handshake_pkts_in_network", s.handshake_pkts_in_network),
-        ("feedback_pkts_sent", s.feedback_pkts_sent),
-        ("feedback_pkts_delivered", s.feedback_pkts_delivered),
-        ("feedback_pkts_dropped", s.feedback_pkts_dropped),
-        ("sim_time_ns", s.sim_time_ns),
-        ("max_pending_events", s.max_pending_events),
-        ("max_concurrent_flows", s.max_concurrent_flows),
-    ] {
+    for (k, v) in out.stats.entries() {
         stats.set_item(k, v)?;
     }
     let d = PyDict::new(py);
@@ -250,12 +228,21 @@ fn qdisc_config(config_json: &str) -> PyResult<String> {
     serde_json::to_string(&q).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }
 
+/// JSON description of a run's results, from the engine's own recorder: `{"tables":
+/// [{name, columns: [{name, type}]}], "stats": [key], "header_bytes": n,
+/// "udp_header_bytes": n}`, tables and columns in the order a run writes them.
+#[pyfunction]
+fn result_schema() -> String {
+    ccsim::trace::schema::result_schema_json().to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_version, m)?)?;
     m.add_function(wrap_pyfunction!(list_ccas, m)?)?;
     m.add_function(wrap_pyfunction!(check_cca, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_config, m)?)?;
+    m.add_function(wrap_pyfunction!(result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     pycca::register(m)?;
     Ok(())

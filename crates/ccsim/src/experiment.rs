@@ -137,6 +137,32 @@ pub struct RunStats {
     pub max_concurrent_flows: u64,
 }
 
+impl RunStats {
+    /// Every statistic with its manifest key, in order: the one list of those keys.
+    pub fn entries(&self) -> [(&'static str, u64); 18] {
+        [
+            ("events_processed", self.events_processed),
+            ("data_pkts_sent", self.data_pkts_sent),
+            ("data_pkts_delivered", self.data_pkts_delivered),
+            ("data_pkts_dropped", self.data_pkts_dropped),
+            ("data_pkts_in_network", self.data_pkts_in_network),
+            ("ack_pkts_sent", self.ack_pkts_sent),
+            ("ack_pkts_delivered", self.ack_pkts_delivered),
+            ("ack_pkts_dropped", self.ack_pkts_dropped),
+            ("handshake_pkts_sent", self.handshake_pkts_sent),
+            ("handshake_pkts_delivered", self.handshake_pkts_delivered),
+            ("handshake_pkts_dropped", self.handshake_pkts_dropped),
+            ("handshake_pkts_in_network", self.handshake_pkts_in_network),
+            ("feedback_pkts_sent", self.feedback_pkts_sent),
+            ("feedback_pkts_delivered", self.feedback_pkts_delivered),
+            ("feedback_pkts_dropped", self.feedback_pkts_dropped),
+            ("sim_time_ns", self.sim_time_ns),
+            ("max_pending_events", self.max_pending_events),
+            ("max_concurrent_flows", self.max_concurrent_flows),
+        ]
+    }
+}
+
 /// Everything a run produces.
 #[derive(Debug, Clone)]
 pub struct RunOutput {

@@ -7,6 +7,7 @@
 pub mod flows;
 pub mod network;
 pub mod recorder;
+pub mod schema;
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq)]
