@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 import ccbench
+from ccbench.cli import cli
 from ccbench.engine import HEADER_BYTES
 from ccbench.results import COLUMNS, OPTIONAL_COLUMNS, TABLES
 from ccbench.spec import load_spec
@@ -27,6 +29,15 @@ def schema() -> dict:
     from ccbench import _core
 
     return json.loads(_core.result_schema())
+
+
+def test_ccbench_schema_results_prints_it(schema, tmp_path):
+    out = CliRunner().invoke(cli, ["schema", "--results"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output) == schema == ccbench.engine.result_schema()
+    target = tmp_path / "results.schema.json"
+    assert CliRunner().invoke(cli, ["schema", "--results", "-o", str(target)]).exit_code == 0
+    assert json.loads(target.read_text())["header_bytes"] == HEADER_BYTES
 
 
 def engine_tables(schema: dict) -> dict[str, list[tuple[str, str]]]:

@@ -359,12 +359,15 @@ def validate_cmd(spec: Path, as_json: bool, force: bool) -> None:
 
 @cli.command("schema")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write it here, not to stdout")
-def schema_cmd(output: Path | None) -> None:
+@click.option("--results", is_flag=True, help="the result tables' columns and types, stats keys and header sizes instead")
+def schema_cmd(output: Path | None, results: bool) -> None:
     """Print the JSON Schema of an experiment spec (fields, types, defaults) for editors
-    and other tools; `ccbench validate` also checks the cross-field rules."""
+    and other tools; `ccbench validate` also checks the cross-field rules. With
+    --results: the engine's description of what a run writes (docs/results-format.md)."""
+    from .engine import result_schema
     from .spec.schema import spec_json_schema
 
-    text = json.dumps(spec_json_schema(), indent=2) + "\n"
+    text = json.dumps(result_schema() if results else spec_json_schema(), indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

@@ -26,6 +26,7 @@ __all__ = [
     "catalog",
     "core",
     "engine_version",
+    "result_schema",
     "run_config",
 ]
 
@@ -65,6 +66,12 @@ def engine_available() -> bool:
 
 def engine_version() -> str:
     return str(core().engine_version())
+
+
+def result_schema() -> dict[str, Any]:
+    """What the engine's recorder writes: ``{"tables": [{name, columns: [{name, type}]}],
+    "stats": [key], "header_bytes": int, "udp_header_bytes": int}`` (docs/results-format.md)."""
+    return dict(json.loads(core().result_schema()))
 
 
 @dataclass(frozen=True)
