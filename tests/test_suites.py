@@ -138,6 +138,11 @@ def test_every_other_study_runs_tiny_and_writes_its_report(tmp_path, study):
     if study == "elephants":
         # the Table 3 view is computed from the two grids: CUBIC-vs-CUBIC has RR 1
         assert re.search(r"\| cubic-self \| bfifo \| [0-9.]+ \| [0-9.]+ \| 1 \|", report)
+        # ... next to the study's Table 3 (shipped published values): the run cells get
+        # a verdict, the AQMs the tiny scale does not run are "not measured"
+        judged = [ln for ln in report.splitlines() if "pairing=cubic-self, aqm=bfifo" in ln]
+        assert len(judged) == 2 and all(re.search(r"\| (agrees|DISAGREES)", ln) for ln in judged)
+        assert "pairing=cubic-self, aqm=red" in report and "not measured" in report
 
 
 def test_published_values_are_compared_and_disagreements_flagged(tmp_path):
@@ -193,3 +198,35 @@ def test_cli_sweep_suite_runs_and_reports(tmp_path):
     assert (out / "report.html").exists()
     r = CliRunner().invoke(cli, ["sweep", str(tmp_path / "x.toml"), "--suite", "bbr"])
     assert r.exit_code != 0 and "either a sweep SPEC or --suite" in r.output
+
+
+def test_shipped_published_values_reach_the_comparison():
+    """Every shipped entry with a value names a scenario, a metric of that scenario's
+    table and cells the suite runs: a table holding exactly the published numbers
+    agrees everywhere, one 20 % off disagrees everywhere (no entry is silently
+    'not measured' because its labels do not match ours)."""
+    import pandas as pd
+
+    from ccbench.suites.report import _comparisons, load_published
+
+    shipped = load_published()
+    with_value = [p for p in shipped if p.value is not None]
+    assert len(with_value) >= 78  # D0 Table 3: 9 pairings x 3 AQMs x 3 metrics, less CUBIC's RR
+    assert all(p.scenario in {s.id for s in scenarios()} for p in shipped)
+    summary = select("elephants/overall-summary")[0]
+    grids = {sid: scenario_sweep(select(sid)[0], "paper")["sweep"]["grid"] for sid in
+             ("elephants/inter-cca-grid", "elephants/intra-cca-grid")}  # fmt: skip
+    pairings = {f"{p}-cubic" for p in grids["elephants/inter-cca-grid"]["pair"]}
+    pairings |= {f"{p}-self" for p in grids["elephants/intra-cca-grid"]["pair"]}
+    aqms = set(grids["elephants/inter-cca-grid"]["aqm"])
+    d0 = [p for p in with_value if p.scenario == summary.id]
+    assert {p.where["pairing"] for p in d0} == pairings and {p.where["aqm"] for p in d0} == aqms
+    for factor, verdict in ((1.0, "agrees"), (1.2, "DISAGREES")):
+        cells: dict[tuple[str, str], dict[str, object]] = {}
+        for p in d0:
+            cell = cells.setdefault((p.where["pairing"], p.where["aqm"]), dict(p.where))
+            cell[p.metric] = float(p.value or 0.0) * factor
+        table = pd.DataFrame(list(cells.values()))
+        rows = _comparisons(summary, table, shipped)
+        assert len(rows) == len([p for p in shipped if p.scenario == summary.id])
+        assert all(str(r["verdict"]).startswith(verdict) for r in rows), rows
