@@ -139,7 +139,7 @@ fn high_speed_ccas_regain_the_window_at_1gbit() {
 
 /// A lone flow on 20 Mbit/s, 40 ms, with an 8-BDP pfifo (533 packets), 20 s.
 /// Vegas holds α…β = 2…4 packets queued (Brakmo & Peterson 1995); Reno fills the
-/// buffer until it drops. Measured median backlog: vegas 3, copa 31, ledbat
+/// buffer until it drops. Measured median backlog: vegas 3, copa 3, ledbat
 /// 93, nv 18, cdg 1, reno 283 of 533 packets; goodput 19.3 / 19.2 / 18.6 / 19.3 /
 /// 16.5 / 19.3 Mbit/s. Copa keeps 1/δ = 2 packets per flow queued (plus its
 /// oscillation), LEDBAT++ its 60 ms target (100 packets here), NV at most `pad` =
@@ -359,4 +359,42 @@ fn yeah_drains_its_queue_before_the_buffer_overflows() {
     );
     assert!(y_retx * 4 < s_retx, "yeah retransmitted {y_retx}, scalable {s_retx}");
     assert!(y_g > 0.9 * 20e6 * 1448.0 / 1500.0, "yeah goodput {y_g}");
+}
+
+// ---------------------------------------------------------------------------
+// Copa against CUBIC: velocity must not run away
+// ---------------------------------------------------------------------------
+
+/// Copa against one CUBIC flow on 20 Mbit/s, 100 ms, a 1-BDP FIFO, 40 s (the
+/// profile's `q2-competing` cell). CUBIC keeps the queue from draining, so Copa
+/// goes competitive and its per-ACK decision flips between up and down. Its
+/// velocity doubles only while cwnd keeps moving one way RTT after RTT, and an
+/// ACK deciding the other way resets it to 1 in competitive mode (mvfst
+/// `Copa::changeDirection`; `cc/copa.rs`). Without that reset a velocity doubled during a
+/// run-up multiplies the steps of the opposite direction too, and cwnd ran away to
+/// 13,000 packets (75x the path's BDP + buffer) with 89 % of its packets dropped
+/// and 8 retransmissions per delivered segment. Measured after the fix (seeds
+/// 1-4): max cwnd 150-218 packets, retransmissions 0.23-0.27 % of delivered
+/// (before it, seed 2: 46,038 packets and 1,035 %).
+/// Threshold: cwnd never above 10x (BDP + buffer), retransmissions below 20 % of
+/// delivered segments.
+#[test]
+fn copa_against_cubic_keeps_its_window_near_the_path() {
+    for seed in 1..=4u64 {
+        let mut cfg = dumbbell(20, &[100, 100], 1.0);
+        cfg.seed = seed;
+        cfg.duration_ns = secs(40);
+        cfg.flows.push(flow(0, "copa", 0));
+        cfg.flows.push(flow(1, "cubic", 0));
+        let out = run(&cfg);
+        let path_pkts = 2.0 * 20e6 / 8.0 * 0.1 / 1500.0; // BDP + 1-BDP buffer
+        let ts = &out.flow_ts;
+        let (ids, cwnd) = (ts.u64s("flow_id"), ts.u64s("cwnd_pkts"));
+        let max_cwnd = ids.iter().zip(cwnd.iter()).filter(|(f, _)| **f == 0).map(|(_, c)| *c).max().unwrap();
+        let retrans = out.flows.u64s("segs_retrans")[0] as f64;
+        let delivered = out.flows.u64s("segs_delivered")[0] as f64;
+        println!("seed {seed}: copa max cwnd {max_cwnd} pkts, retrans {:.2} % of delivered", 100.0 * retrans / delivered);
+        assert!((max_cwnd as f64) < 10.0 * path_pkts, "seed {seed}: cwnd ran away to {max_cwnd} packets");
+        assert!(retrans < 0.2 * delivered, "seed {seed}: {retrans} retransmissions for {delivered} delivered");
+    }
 }

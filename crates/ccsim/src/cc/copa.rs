@@ -12,8 +12,11 @@
 //! Copa flow keeps 1/δ packets queued (2 with δ = 0.5), so a lone flow fills the
 //! link with a tiny queue. The velocity v doubles each RTT once cwnd has moved
 //! in the same direction for 3 RTTs, and resets to 1 when the direction flips,
-//! for fast convergence. Slow start doubles cwnd per RTT until λ > λ_t. Copa
-//! paces at 2·cwnd/RTT_standing.
+//! for fast convergence; in competitive mode an ACK whose decision goes against the
+//! current direction while the velocity is above 1 resets it at once (mvfst
+//! `changeDirection`; deviation noted at the reset).
+//! Slow start doubles cwnd per RTT until λ > λ_t. Copa paces at
+//! 2·cwnd/RTT_standing.
 //!
 //! Competitive mode: a Copa flow that shares the queue with buffer-filling flows
 //! never sees it drain. Copa checks whether d_q fell below 10% of the recent
@@ -192,6 +195,15 @@ impl Copa {
         hi - lo
     }
 
+    /// The per-ACK decision went the other way while the velocity was above 1:
+    /// restart the velocity (and its per-RTT direction record) from 1.
+    fn change_direction(&mut self, dir: Direction, now: Time) {
+        self.direction = Some(dir);
+        self.velocity = 1.0;
+        self.same_direction = 0;
+        self.last_check = Some((now, self.w));
+    }
+
     /// Once per RTT: velocity and the competitive-mode switch.
     fn per_rtt(&mut self, now: Time, rtt: Time, dq: f64) {
         let Some((t, w_then)) = self.last_check else {
@@ -284,12 +296,23 @@ impl CongestionControl for Copa {
             }
         }
         if !self.slow_start && acked > 0 {
+            let want = if rate <= target { Direction::Up } else { Direction::Down };
+            if self.competitive_mode && self.direction != Some(want) && self.velocity > 1.0 {
+                // In competitive mode 1/δ grows every RTT, so cwnd drifts up RTT after
+                // RTT and the per-RTT rule keeps doubling v while the per-ACK decision
+                // flips around the target: a velocity doubled that way must not scale
+                // the steps of the other direction. A sudden change of direction
+                // resets it (mvfst `changeDirection`). Without this, Copa against
+                // CUBIC ran away to 46,000 packets. Deviation: mvfst (which has no
+                // competitive mode) resets in every mode; in default mode we keep the
+                // paper's per-RTT rule, whose velocity drains the queue after slow
+                // start within the 5 RTTs the mode switch waits for.
+                self.change_direction(want, now);
+            }
             let step = self.velocity * self.inv_delta / self.w.max(1.0) * acked as f64;
-            if rate <= target {
-                self.w += step;
-            } else {
-                self.w -= step;
-                // A decrease while velocity is high must not overshoot below 2.
+            match want {
+                Direction::Up => self.w += step,
+                Direction::Down => self.w -= step, // clamped at 2 below
             }
         }
         self.w = self.w.clamp(2.0, tp.cwnd_clamp as f64);
@@ -370,6 +393,32 @@ mod tests {
         c.w -= 5.0;
         c.per_rtt(7 * rtt, rtt, 0.0);
         assert_eq!(c.velocity, 1.0, "a change of direction resets the velocity");
+    }
+
+    #[test]
+    fn an_ack_deciding_against_a_fast_velocity_resets_it() {
+        // In competitive mode, velocity 64 built up while cwnd grew; then an ACK finds
+        // the rate above the target (standing RTT 60 ms over a 50 ms minimum: d_q =
+        // 10 ms, target 200 pkt/s, rate 400/0.06 s): it must step down by
+        // 1/(δ·cwnd), not 64/(δ·cwnd).
+        let mut c = Copa::new(Params::default());
+        c.competitive_mode = true;
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        tp.now = ms(1);
+        c.on_rtt(0, ms(50), ms(50));
+        tp.now = ms(200);
+        tp.srtt = ms(60);
+        c.slow_start = false;
+        c.velocity = 64.0;
+        c.direction = Some(Direction::Up);
+        c.last_check = Some((ms(150), 390.0));
+        c.w = 400.0;
+        tp.cwnd = 400;
+        let ack = AckSample { acked_sacked: 1, pkts_acked: 1, rtt: Some(ms(60)), ..Default::default() };
+        c.cong_control(&mut tp, &ack);
+        assert_eq!((c.velocity, c.direction), (1.0, Some(Direction::Down)));
+        let one_step = 1.0 / (0.5 * 400.0);
+        assert!((c.w - (400.0 - one_step)).abs() < 1e-9, "one velocity-1 step down: {}", c.w);
     }
 
     #[test]
