@@ -40,7 +40,7 @@ finding = "leaves half of the link unused with buffers of 1 BDP or more"
 [[rule]]
 id = "blocked"
 question = "Q3"
-experiment = "q3-workloads"
+experiment = "q3-rtts"
 metric = "JFI flows"
 where = ""
 agg = "min"
@@ -76,8 +76,15 @@ def test_quick_profile_runs_every_experiment_it_can_and_names_what_it_needs(cubi
     assert not pl["needs"] and pl["complete"] == pl["runs"] == 1
     (row,) = pl["table"]
     assert row["share[long]"] < row["share[cross1]"] and row["share[long]"] < row["share[cross2]"]
-    assert any("traffic" in n for n in by_id["q2-dos"]["needs"])
-    assert any("workloads" in n for n in by_id["q3-workloads"]["needs"])
+    # the traffic experiments run on the traffic fields (docs/traffic.md); their
+    # phases are the flood's and the bursts' schedule, not one column per mouse
+    for eid in ("q2-inelastic", "q2-dos"):
+        (row,) = by_id[eid]["table"]
+        assert not by_id[eid]["needs"] and {f"phase{i}_ideal_mbps" for i in (1, 2, 3)} <= set(row), eid
+        assert not any(k.startswith("phase4") for k in row), eid
+    assert by_id["q2-dos"]["table"][0]["phase2_ideal_mbps"] == pytest.approx(20 * 0.2)  # 80 % burst on 20 Mbit/s
+    assert [r["load_pct"] for r in by_id["q3-workloads"]["table"]] == ["30", "60", "90"]
+    assert any("'internet'" in n for n in by_id["q3-rtts"]["needs"])
 
 
 def test_flags_follow_from_the_rules(cubic_profile):

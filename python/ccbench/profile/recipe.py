@@ -7,9 +7,9 @@ Q2 cross traffic: a staggered second flow, different RTTs, competing CCAs (alway
    parking lot.
 Q3 workload dynamics: three workload intensities, per-flow RTTs.
 
-Experiments that need something the library cannot express yet are written in the
-form they will take (a ``[[traffic]]``, ``[[workloads]]`` or ``[topology]`` table);
-their validation errors are the profile's "needs", shown in the report, never dropped.
+Experiments that need something the library cannot give yet (an Internet RTT
+distribution for ``q3-rtts``) name it, and their validation errors are the profile's
+"needs", shown in the report, never dropped.
 
 Scales: ``full`` is the recipe's testbed (100 Mbit/s, 100 ms, buffers 1/4-16 BDP,
 300 s, 3 repetitions); ``quick`` keeps the RTT, the BDP multiples of the buffers and the
@@ -66,6 +66,11 @@ class Experiment:
     sweep: dict[str, Any]  # {"sweep": {...}, "base": {...}}
 
 
+#: The recipe's hping mice carry 400 bytes of payload per packet (D2 §4.5.2.4).
+MICE_PAYLOAD_B = 400
+#: Flow sizes of the Q3 workloads (a shipped distribution, docs/traffic.md).
+WORKLOAD_SIZES = "websearch"
+
 #: CCAs that only work with a network element on the bottleneck: its qdisc.
 BOTTLENECK_QDISC_OF = {"ncf": "ncf"}
 
@@ -84,11 +89,14 @@ def _base(s: Scale, backend: str, flows: list[dict[str, Any]], senders: list[dic
     }
 
 
-def _sweep(name: str, s: Scale, base: dict[str, Any], grid: dict[str, list[Any]], derived: dict[str, str]) -> dict:
-    return {
-        "sweep": {"name": name, "seed": 2024, "repetitions": s.repetitions, "grid": grid, "derived": derived},
-        "base": base,
-    }
+def _sweep(
+    name: str, s: Scale, base: dict[str, Any], grid: dict[str, list[Any]], derived: dict[str, str],
+    zipped: dict[str, list[Any]] | None = None,
+) -> dict:  # fmt: skip
+    sweep: dict[str, Any] = {"name": name, "seed": 2024, "repetitions": s.repetitions, "grid": grid, "derived": derived}
+    if zipped:
+        sweep["zip"] = [zipped]
+    return {"sweep": sweep, "base": base}
 
 
 def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "sim") -> list[Experiment]:
@@ -144,17 +152,23 @@ def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "s
                             "start": f"{s.change_s[lo]}s", "stop": f"{s.change_s[hi]}s"})  # fmt: skip
     add("q2-elastic", "Q2", "Elastic cross traffic: a CUBIC elephant leaving 60 / 20 / 60 % of the link", "phases",
         _sweep("q2-elastic", s, el, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
+    # Inelastic cross traffic: the recipe's hping floods of 400-byte payloads, as Poisson
+    # arrivals of one-segment TCP mice paying their handshake (docs/traffic.md), one
+    # group per phase offering 40 / 80 / 40 % of the link for as many arrivals as the
+    # phase lasts at that load.
     inel = _base(s, backend, [dict(x)])
-    inel["traffic"] = [{"kind": "mice_flood", "payload": "400B", "phases": [
-        {"start": f"{s.change_s[0]}s", "stop": f"{s.change_s[1]}s", "load": f"{rate * 40 // 100}Mbit"},
-        {"start": f"{s.change_s[1]}s", "stop": f"{s.change_s[2]}s", "load": f"{rate * 80 // 100}Mbit"},
-        {"start": f"{s.change_s[2]}s", "stop": f"{s.change_s[3]}s", "load": f"{rate * 40 // 100}Mbit"}]}]  # fmt: skip
+    for (lo, hi), pct in zip(((0, 1), (1, 2), (2, 3)), (40, 80, 40), strict=True):
+        load_bps = rate * 1_000_000 * pct // 100
+        count = load_bps * (s.change_s[hi] - s.change_s[lo]) // (8 * MICE_PAYLOAD_B)
+        inel["flows"].append({"name": f"mice{pct}", "cca": "cubic", "sender": "a", "arrival": "poisson",
+                              "start": f"{s.change_s[lo]}s", "load": f"{load_bps}bit", "count": count,
+                              "size": f"{MICE_PAYLOAD_B}B", "handshake": True})  # fmt: skip
     add("q2-inelastic", "Q2", "Inelastic cross traffic: a flood of short TCP connections (hping-like)", "phases",
         _sweep("q2-inelastic", s, inel, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
     dos = _base(s, backend, [dict(x)])
-    dos["traffic"] = [{"kind": "dos", "bursts": [
-        {"start": f"{s.change_s[i]}s", "duration": f"{max(1, s.stagger_s * 2 // 3)}s", "rate": f"{rate * c // 100}Mbit"}
-        for i, c in enumerate((40, 80, 120))]}]  # fmt: skip
+    dos["flows"].append({"name": "dos", "transport": "udp", "sender": "a", "bursts": [
+        {"at": f"{s.change_s[i]}s", "duration": f"{max(1, s.stagger_s * 2 // 3)}s", "rate": f"{rate * c // 100}Mbit"}
+        for i, c in enumerate((40, 80, 120))]})  # fmt: skip
     add("q2-dos", "Q2", "DoS bursts capped at 40 / 80 / 120 % of the link", "phases",
         _sweep("q2-dos", s, dos, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
     hop = {"rate": f"{rate}Mbit", "delay": "1ms", "buffer": "1BDP"}
@@ -167,14 +181,18 @@ def experiments(cca: str, vs: list[str], scale: str = "quick", backend: str = "s
     add("q2-parking-lot", "Q2", "A parking lot: the CCA's long flow against one cross flow per bottleneck (1 BDP)",
         "pairs", _sweep("q2-parking-lot", s, pl, {"hops": [2]}, {}))  # fmt: skip
 
-    # ---- Q3: workload dynamics
-    for eid, title, extra in (
-        ("q3-workloads", "Three workload intensities (MAWI-like flow sizes, offered load 30/60/90 %)", {}),
-        ("q3-rtts", "A workload with per-flow RTTs from an Internet RTT distribution", {"rtt_distribution": "internet"}),
-    ):
-        wl = _base(s, backend, [dict(x)])
-        wl["workloads"] = [{"distribution": "mawi", "cca": cca, "load": 0.6, "seed": 1, **extra}]
-        add(eid, "Q3", title, "grid", _sweep(eid, s, wl, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))
+    # ---- Q3: workload dynamics: the CCA's flows drawn from a heavy-tailed flow-size
+    # distribution at 30 / 60 / 90 % offered load (Poisson arrivals, docs/traffic.md).
+    # Deviation: the recipe samples MAWI transit-link flows, which are not shipped
+    # (no published CDF); the DCTCP web-search distribution stands in.
+    wl = _base(s, backend, [{**x, "arrival": "poisson", "sizes": WORKLOAD_SIZES}])
+    add("q3-workloads", "Q3", "Three workload intensities (web-search flow sizes, offered load 30/60/90 %)", "grid",
+        _sweep("q3-workloads", s, wl, {}, {"flows[0].load": "{load_mbit}Mbit"},
+               {"load_pct": [30, 60, 90], "load_mbit": [rate * p // 100 for p in (30, 60, 90)]}))  # fmt: skip
+    rt = _base(s, backend, [{**x, "arrival": "poisson", "sizes": WORKLOAD_SIZES, "load": f"{rate * 60 // 100}Mbit",
+                             "rtts": "internet"}])  # fmt: skip
+    add("q3-rtts", "Q3", "A workload with per-flow RTTs from an Internet RTT distribution", "grid",
+        _sweep("q3-rtts", s, rt, {"k": [1]}, {"bottleneck.buffer": "{k}BDP"}))  # fmt: skip
     # A network-assisted CCA is profiled with the network element it needs on every
     # bottleneck (competitors run through it too, as in its study): docs/ncf.md.
     if cca in BOTTLENECK_QDISC_OF:

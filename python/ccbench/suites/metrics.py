@@ -106,24 +106,57 @@ def _bw_changes(r: RunResult) -> dict[str, float]:
     return out
 
 
-def _phases(r: RunResult) -> dict[str, float]:
-    """The primary flow's median throughput in each cross-traffic phase (the start
-    and stop of each cross-traffic flow) against its ideal share: capacity minus the
-    cross traffic's cap (its sender's access rate)."""
+def _cross_phases(r: RunResult) -> list[tuple[int, int, float]]:
+    """The cross traffic's phases as (start ns, end ns, the rate it takes in bit/s),
+    from the spec's flow groups after the first (the primary flow):
+
+    - a UDP source with ``bursts``: each burst at its rate (a DoS schedule);
+    - a Poisson group of fixed-size flows with a ``load`` and a ``count``: from its
+      start for as long as ``count`` arrivals last at that load (a mice flood phase);
+    - a bulk flow group: each of its flows from start to stop (or the end), taking
+      its sender's access rate (an elastic elephant capped by its link).
+    """
+    from ..units import parse_duration, parse_size
+
+    spec = r.manifest.get("spec", {})
+    senders = {sd["name"]: sd for sd in spec.get("senders", [])}
+    _, duration = _window(r)
+    out: list[tuple[int, int, float]] = []
     flows = r.flows
+    for g in spec.get("flows", [])[1:]:
+        start = parse_duration(g.get("start", "0s"))
+        if g.get("transport") == "udp" and g.get("bursts"):
+            for b in g["bursts"]:
+                at = parse_duration(b["at"])
+                out.append((at, at + parse_duration(b["duration"]), _rate_of(b["rate"])))
+        elif g.get("arrival") == "poisson" and g.get("load") and g.get("size") and g.get("count"):
+            load = _rate_of(g["load"])
+            size = float(parse_size(g["size"]).value)
+            out.append((start, start + int(int(g["count"]) * size * 8 / load * 1e9), load))
+        else:
+            rows = flows[flows["group"].astype(str) == str(g.get("name"))]
+            cap = _rate_of(senders.get(str(g.get("sender")), {}).get("access_rate"))
+            for row in rows.itertuples(index=False):
+                lo = int(row.start_ns)
+                hi = int(row.stop_ns) if int(row.stop_ns) > 0 else int(row.end_ns)
+                out.append((lo, hi, cap))
+    out = sorted(set(out))
+    return [(lo, min(hi, duration) if duration else hi, cap) for lo, hi, cap in out]
+
+
+def _phases(r: RunResult) -> dict[str, float]:
+    """The primary flow's median throughput in each cross-traffic phase
+    (:func:`_cross_phases`) against its ideal share: capacity minus what the cross
+    traffic takes (its cap, load or burst rate; never below 0)."""
     s = _flow_series(r, 0)
     t = s["time_ns"].to_numpy()
     v = s["goodput_bps"].to_numpy()
-    senders = {sd["name"]: sd for sd in r.manifest.get("spec", {}).get("senders", [])}
     rate = float(r.derived.get("bottleneck", {}).get("rate_bps", math.nan))
     out: dict[str, float] = {}
-    cross = flows[flows["flow_id"] != 0].sort_values("start_ns")
-    for i, row in enumerate(cross.itertuples(index=False), start=1):
-        lo, hi = int(row.start_ns), int(row.stop_ns) if int(row.stop_ns) > 0 else int(row.end_ns)
+    for i, (lo, hi, cap) in enumerate(_cross_phases(r), start=1):
         phase = v[(t > lo + _BIN_NS) & (t <= hi)]
         out[f"phase{i}_median_mbps"] = float(np.median(phase)) / 1e6 if phase.size else math.nan
-        cap = _rate_of(senders.get(str(row.sender_name), {}).get("access_rate"))
-        out[f"phase{i}_ideal_mbps"] = ideal = (rate - cap) / 1e6 if math.isfinite(cap) else math.nan
+        out[f"phase{i}_ideal_mbps"] = ideal = max(rate - cap, 0.0) / 1e6 if math.isfinite(cap) else math.nan
         out[f"phase{i}_median_mbps/ideal"] = out[f"phase{i}_median_mbps"] / ideal if ideal > 0 else math.nan
     return out
 
