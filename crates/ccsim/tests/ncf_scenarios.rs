@@ -156,3 +156,77 @@ fn mice_finish_sooner_in_their_own_queue_than_behind_elephants_in_one_fifo() {
     println!("median mouse FCT: one FIFO {fifo:.4} s, NCF's separate queue {ncf:.4} s");
     assert!(ncf < 0.5 * fifo, "NCF {ncf} s vs FIFO {fifo} s");
 }
+
+// ---------------------------------------------------------------------------
+// Parking lot: telemetry from the second hop
+// ---------------------------------------------------------------------------
+
+/// Telemetry from a switch on the parking lot's second hop reaches each sender over
+/// the reverse path from that hop: for the long flow the first hop's reverse link
+/// and its reverse access link, for the cross flow only its reverse access link.
+/// hop0 (100 Mbit/s) is not congested, hop1 (20 Mbit/s) is; NCF's switch sits on
+/// both, as in `specs/ncf/parking-lot-elephants.toml`. RTT 40 ms, 2 ms per hop each
+/// way, ideal hosts: the long flow's access links take (40 − 8)/2 = 16 ms each way,
+/// the cross flow's (40 − 4)/2 = 18 ms, so hop1's telemetry takes 2 + 16 = 18 ms to
+/// the long sender and 18 ms to the cross sender, hop0's 16 ms to the long sender
+/// (never a full 40 ms RTT). Both flows are counted as hop1's elephants.
+#[test]
+fn telemetry_from_the_parking_lots_second_hop_takes_the_reverse_path_from_that_hop() {
+    use ccsim::config::{DelayPath, DuplexLinkConfig, LinkConfig, LossConfig, ParkingLotConfig, SenderConfig};
+    let hop = |name: &str, rate_mbps: u64| {
+        let fifo = QdiscConfig::Pfifo { limit_packets: 70 };
+        let forward = LinkConfig {
+            rate_bps: rate_mbps * 1_000_000,
+            delay_ns: ms(2),
+            qdisc: QdiscConfig::Ncf(NcfConfig::with_queues(fifo.clone(), fifo)),
+            loss: 0.0,
+            gilbert_elliott: None,
+            rate_schedule: vec![],
+            limit_includes_head: true,
+        };
+        DuplexLinkConfig { name: name.into(), forward, reverse: None }
+    };
+    let sender = |name: &str, route: &[&str]| SenderConfig {
+        name: name.into(),
+        rtt_ns: ms(40),
+        access_rate_bps: 1_000_000_000,
+        access_queue_packets: 10_000,
+        delay_path: DelayPath::Split,
+        host: ccsim::host::HostConfig::ideal(),
+        route: route.iter().map(|s| s.to_string()).collect(),
+        access_loss: LossConfig::default(),
+        access_reverse_loss: LossConfig::default(),
+    };
+    let mut cfg = dumbbell(20, &[40], 1.0);
+    cfg.duration_ns = secs(6);
+    cfg.topology = TopologyConfig::ParkingLot(ParkingLotConfig {
+        hops: vec![hop("hop0", 100), hop("hop1", 20)],
+        senders: vec![sender("long", &[]), sender("cross1", &["r1", "r2"])],
+    });
+    cfg.flows = vec![flow(0, "ncf", 0), flow(1, "ncf", 0)];
+    let out = run(&cfg);
+    let e = &out.events;
+    let (kind, link) = (strings(e, "kind"), strings(e, "link"));
+    let fb: Vec<(Time, i64, Time, f64, &str)> = feedback_events(&out)
+        .into_iter()
+        .zip((0..kind.len()).filter(|&i| kind[i] == "feedback"))
+        .map(|((t, f, sent, n), i)| (t, f, sent, n, link[i].as_str()))
+        .collect();
+    let from_hop1 = |flow: i64| fb.iter().filter(|x| x.1 == flow && x.4 == "hop1").count();
+    println!("telemetry: long {} from hop1, cross {} from hop1, {} from hop0", from_hop1(0), from_hop1(1), fb.iter().filter(|x| x.4 == "hop0").count());
+    assert!(from_hop1(0) > 50 && from_hop1(1) > 50, "both senders hear from hop1");
+    let mut most_elephants = 0.0f64;
+    for &(arrived, flow, sent, elephants, at) in &fb {
+        let expected = match (at, flow) {
+            ("hop1", _) => ms(18),
+            ("hop0", 0) => ms(16),
+            other => panic!("telemetry from {other:?}: the cross flow never crosses hop0"),
+        };
+        let delay = arrived - sent;
+        assert!((expected..expected + 100_000).contains(&delay), "{at} -> flow {flow}: {delay} ns, expected {expected}");
+        if at == "hop1" {
+            most_elephants = most_elephants.max(elephants);
+        }
+    }
+    assert_eq!(most_elephants, 2.0, "hop1 counts both flows as elephants");
+}
