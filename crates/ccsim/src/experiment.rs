@@ -586,6 +586,8 @@ impl<'a, 'e> World<'a, 'e> {
                     }
                     if let Some(u) = slot.udp.as_deref_mut() {
                         u.delivered_at_warmup = u.delivered_bytes;
+                        // Datagrams sent so far: the UDP row's segs_sent_at_warmup.
+                        slot.row.counters_at_warmup.segs_sent = slot.row.counters.segs_sent;
                     }
                 }
                 for l in &mut self.links {

@@ -208,3 +208,30 @@ fn a_udp_on_off_source_sends_at_its_rate_in_on_periods_only() {
     assert!(delivered <= 4 * 5000 * 972 && delivered > 4 * 4990 * 972, "{delivered}");
     assert_eq!(out.stats.data_pkts_dropped, 0);
 }
+
+/// A UDP source's row has the warm-up counters TCP rows have (issue #19's
+/// `*_at_warmup`): datagrams sent and bytes delivered at the warm-up, so its
+/// measurement-window figures cover the same window as everyone else's.
+#[test]
+fn a_udp_source_records_its_counters_at_the_warmup() {
+    let mut cfg = dumbbell(100, &[20], 1.0);
+    cfg.duration_ns = secs(4);
+    cfg.warmup_ns = secs(2);
+    let mut cbr = flow(0, "udp", 0);
+    cbr.start_jitter_ns = 0;
+    cbr.app = App::Udp { rate_bps: 40_000_000, on_ns: None, off_ns: None, bursts: vec![], packet_bytes: 1000 };
+    let mut late = cbr.clone();
+    late.start_ns = secs(3); // starts after the warm-up: nothing before it
+    cfg.flows = vec![cbr, late];
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let f = &out.flows;
+    let (sent, sent_w) = (f.u64s("segs_sent"), f.u64s("segs_sent_at_warmup"));
+    let (deliv, deliv_w) = (f.u64s("delivered_bytes"), f.u64s("delivered_bytes_at_warmup"));
+    assert_eq!((sent[0], sent_w[0]), (20_000, 10_000), "2 s of 5,000 datagrams/s at the warm-up, 4 s in all");
+    // What the first 2 s delivered (less the ~10 ms still on the 20 ms path).
+    assert!((9_900 * 972..=10_000 * 972).contains(&deliv_w[0]), "{}", deliv_w[0]);
+    assert!(deliv[0] > deliv_w[0]);
+    assert_eq!((sent_w[1], deliv_w[1]), (0, 0), "a source starting after the warm-up");
+    assert_eq!(sent[1], 5_000);
+}

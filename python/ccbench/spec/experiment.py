@@ -451,6 +451,9 @@ class Experiment(_Model):
                 if f.arrival_rate is not None
                 else {"kind": "poisson_load", "load_bps": float(f.load or 0)}
             )
+        elif f.arrival == "empirical" and f.gaps is not None:
+            gaps = [[v * 1e6, p] for v, p in load_cdf(f.gaps)]  # ms -> ns
+            out["arrival"] = {"kind": "gaps", "gaps_ns": {"points": gaps, "interpolation": "linear"}}
         if f.sizes is not None:
             out["size_dist"] = {"points": [list(p) for p in load_cdf(f.sizes)], "interpolation": "linear"}
         if f.mix:

@@ -47,12 +47,15 @@ class FlowSpec(_Model):
     arrival: Arrival = Field(
         "fixed",
         description="'fixed' (all at start), 'interval' (one every `interval`), 'uniform' (uniform over `window`), "
-        "'poisson' (at `arrival_rate` or offering `load`)",
+        "'poisson' (at `arrival_rate` or offering `load`), 'empirical' (gaps drawn from `gaps`)",
     )
     interval: OptDuration = Field(None, description="arrival = 'interval': time between flow starts, e.g. '25s'")
     window: OptDuration = Field(None, description="arrival = 'uniform': flows start uniformly in [start, start + window)")
     arrival_rate: float | None = Field(None, gt=0, description="arrival = 'poisson': flows per second")
     load: OptRate = Field(None, description="arrival = 'poisson': offered load, e.g. '40Mbit' (rate = load / mean size)")
+    gaps: str | None = Field(
+        None, description="arrival = 'empirical': inter-arrival times drawn from a distribution (ms): a CDF file"
+    )
     sizes: str | None = Field(
         None, description="flow sizes drawn from a distribution: a shipped one ('websearch', ...) or a CDF file"
     )
@@ -79,8 +82,9 @@ class FlowSpec(_Model):
     def _defaults(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        # Poisson arrivals continue until the end of the run unless `count` caps them.
-        if data.get("arrival") == "poisson" and "count" not in data:
+        # Poisson and empirical arrivals continue until the end of the run unless
+        # `count` caps them.
+        if data.get("arrival") in ("poisson", "empirical") and "count" not in data:
             data = {**data, "count": MAX_FLOWS}
         # A UDP source has no CCA: its label is 'udp'.
         if data.get("transport") == "udp" and "cca" not in data:
@@ -111,6 +115,10 @@ class FlowSpec(_Model):
                 raise ValueError("a target `load` needs finite flows: give `size` or `sizes`")
         elif self.arrival_rate is not None or self.load is not None:
             raise ValueError("`arrival_rate` and `load` are only for arrival = 'poisson'")
+        if (self.arrival == "empirical") != (self.gaps is not None):
+            raise ValueError("arrival = 'empirical' and `gaps` (an inter-arrival CDF, ms) go together")
+        if self.gaps is not None and mean_of(load_cdf(self.gaps)) <= 0:
+            raise ValueError(f"`gaps` {self.gaps!r}: the mean inter-arrival time must be > 0")
         if self.sizes is not None and self.size is not None:
             raise ValueError("give either `size` or `sizes`, not both")
         for ref in (self.sizes, self.rtts):
@@ -140,10 +148,12 @@ class FlowSpec(_Model):
 
     def expected_count(self, duration_ns: int) -> float:
         """Flows expected to arrive in a run of ``duration_ns`` (at most ``count``)."""
-        if self.arrival != "poisson":
+        if self.arrival not in ("poisson", "empirical"):
             return float(self.count)
         seconds = max(0, duration_ns - self.start) / 1e9
-        if self.arrival_rate is not None:
+        if self.gaps is not None:
+            rate = 1e3 / mean_of(load_cdf(self.gaps))
+        elif self.arrival_rate is not None:
             rate = self.arrival_rate
         else:
             mean = self.mean_size_bytes()

@@ -19,7 +19,7 @@ from .fields import Duration, Name, Rate, _Model
 #: Shipped distributions, one ``<name>.cdf`` file each, with their sources in the header.
 DISTRIBUTIONS_DIR = Path(__file__).resolve().parent.parent / "data" / "distributions"
 
-Arrival = Literal["fixed", "interval", "uniform", "poisson"]
+Arrival = Literal["fixed", "interval", "uniform", "poisson", "empirical"]
 
 
 class BurstSpec(_Model):
