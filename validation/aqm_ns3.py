@@ -34,6 +34,12 @@ SCENARIOS = {
 }
 QDISCS = ("pfifo", "red", "codel", "fq_codel", "pie")
 
+#: ``--params d4``: D4's own AQM settings (../shared/spec/experiments.md, "PIE parameters",
+#: "CoDel parameters"): PIE's reference delay 2 ms (dc) and 5 ms (al); CoDel's target
+#: 2 ms (dc), its default 5 ms (al); everything else at the defaults. ``defaults`` leaves
+#: both at the tools' defaults (PIE 15 ms, CoDel 5 ms).
+D4_TARGETS_MS = {"dc": {"pie": 2, "codel": 2}, "al": {"pie": 5, "codel": 5}}
+
 
 def red_thresholds(rate_bps: int) -> tuple[int, int]:
     """The ns-3 dumbbell's RED thresholds (packets): Adaptive RED's automatic setting
@@ -50,7 +56,7 @@ def red_thresholds(rate_bps: int) -> tuple[int, int]:
 RED_BURST_LIKE_NS3 = {"dc": 4500, "al": 490}
 
 
-def qdisc_spec(kind: str, scenario: str, red_burst: str) -> object:
+def qdisc_spec(kind: str, scenario: str, red_burst: str, params: str) -> object:
     rate = SCENARIOS[scenario]["rate_bps"]
     if kind == "red":
         qmin, qmax = red_thresholds(rate)
@@ -61,6 +67,8 @@ def qdisc_spec(kind: str, scenario: str, red_burst: str) -> object:
         return spec
     if kind == "fq_codel":
         return {"kind": "fq_codel", "ecn": False}  # tc's default is on; nothing here is ECN-capable
+    if params == "d4" and kind in ("pie", "codel"):
+        return {"kind": kind, "target": f"{D4_TARGETS_MS[scenario][kind]}ms"}
     return kind
 
 
@@ -77,7 +85,7 @@ def experiment(scenario: str, kind: str, a: argparse.Namespace) -> dict:
         # As in the ns-3 dumbbell: half the smallest RTT on the bottleneck, the rest on
         # the senders' access links (10x the bottleneck rate).
         "bottleneck": {"rate": f"{sc['rate_bps']}bit", "delay": f"{min(rtts) * 500:g}us",
-                       "buffer": f"{BUFFER_PKTS}pkt", "qdisc": qdisc_spec(kind, scenario, a.red_burst)},
+                       "buffer": f"{BUFFER_PKTS}pkt", "qdisc": qdisc_spec(kind, scenario, a.red_burst, a.params)},
         "senders": [{"name": f"s{i}", "rtt": f"{r * 1000:g}us"} for i, r in enumerate(rtts)],
         "flows": [{"name": f"reno{i}", "cca": "reno", "count": per, "sender": f"s{i}"} for i in range(len(rtts))],
     }
@@ -100,6 +108,7 @@ def ours(a: argparse.Namespace) -> None:
             gp = (fl.delivered_bytes - fl.delivered_bytes_at_warmup) * 8 / ((d - w) / 1e9)
             print(json.dumps({
                 "tool": "ccbench", "scenario": scenario, "qdisc": kind, "host": a.host, "red_burst": a.red_burst,
+                "params": a.params,
                 "seed": a.seed, "duration_s": d / 1e9, "warmup_s": w / 1e9,
                 "mean_sojourn_ms": float(soj.mean()) / 1e6,
                 "mean_qlen_pkts": float(q[q.time_ns >= w].backlog_pkts.mean()),
@@ -133,10 +142,14 @@ def ns3(a: argparse.Namespace) -> None:
             if kind == "red":
                 qmin, qmax = red_thresholds(sc["rate_bps"])
                 cmd += [f"--redMinTh={qmin}", f"--redMaxTh={qmax}"]
+            if a.params == "d4" and kind == "codel":
+                cmd += [f"--codelTarget={D4_TARGETS_MS[scenario]['codel']}ms"]
+            if a.params == "d4" and kind == "pie":  # the dumbbell has no flag; a global attribute default
+                cmd += [f"--ns3::PieQueueDisc::QueueDelayReference={D4_TARGETS_MS[scenario]['pie']}ms"]
             out = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
             gp = [f["goodput_mbps"] for f in out.get("flows", [])]
             print(json.dumps({
-                "tool": "ns-3.37", "scenario": scenario, "qdisc": kind, "seed": a.seed,
+                "tool": "ns-3.37", "scenario": scenario, "qdisc": kind, "seed": a.seed, "params": a.params,
                 "duration_s": out["sim_end_s"], "warmup_s": out["params"]["warmup_s"],
                 "mean_sojourn_ms": out["mean_sojourn_ms"], "mean_qlen_pkts": out["mean_qlen_pkts"],
                 "util": out["bottleneck_util"], "goodput_mbps": out["total_goodput_mbps"], "jain": out["jain"],
@@ -147,14 +160,20 @@ def ns3(a: argparse.Namespace) -> None:
 
 def table(a: argparse.Namespace) -> None:
     rows = [json.loads(line) for p in a.files for line in open(p) if line.strip()]
-    rows.sort(key=lambda r: (list(SCENARIOS).index(r["scenario"]), QDISCS.index(r["qdisc"]), r["tool"]))
+    rows.sort(key=lambda r: (list(SCENARIOS).index(r["scenario"]), QDISCS.index(r["qdisc"]),
+                             r["duration_s"], r.get("params", "defaults") == "d4", r["tool"]))
     print("| scenario | qdisc | tool | mean sojourn (ms) | mean backlog (pkt) | utilization | goodput (Mbit/s) "
           "| Jain | drops in window | retx (whole run) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         tool = r["tool"] + (f" ({r['host']} host, RED burst {r['red_burst']})" if r["tool"] == "ccbench"
                             and r["qdisc"] == "red" else f" ({r['host']} host)" if r["tool"] == "ccbench" else "")
-        print(f"| {r['scenario']} | {r['qdisc']} | {tool} | {r['mean_sojourn_ms']:.2f} | {r['mean_qlen_pkts']:.0f} "
+        qdisc = r["qdisc"]
+        if r.get("params") == "d4":
+            qdisc += f", D4 parameters (target {D4_TARGETS_MS[r['scenario']][r['qdisc']]} ms)"
+        if r["duration_s"] != SCENARIOS[r["scenario"]]["duration_s"]:
+            qdisc += f", {r['duration_s']:g}-s run from {r['warmup_s']:g} s"
+        print(f"| {r['scenario']} | {qdisc} | {tool} | {r['mean_sojourn_ms']:.2f} | {r['mean_qlen_pkts']:.0f} "
               f"| {r['util']:.4f} | {r['goodput_mbps']:.1f} | {r['jain']:.3f} | {r['drops_in_window']} "
               f"| {r['retx_segs']} |")
 
@@ -169,6 +188,8 @@ def main() -> None:
         p.add_argument("--duration", type=float, help="simulated seconds (default per scenario)")
         p.add_argument("--warmup", type=float, help="start of the measurement window (s)")
         p.add_argument("--seed", type=int, default=1)
+        p.add_argument("--params", default="defaults", choices=["defaults", "d4"],
+                       help="PIE/CoDel targets: the tools' defaults, or D4's (see D4_TARGETS_MS)")
         if name == "ours":
             p.add_argument("--host", default="ideal", choices=["ideal", "linux"], help="[host] model")
             p.add_argument("--red-burst", default="tc", choices=["tc", "ns3"],

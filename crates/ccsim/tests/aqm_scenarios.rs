@@ -37,6 +37,13 @@ fn codel() -> QdiscConfig {
 fn pie() -> QdiscConfig {
     serde_json::from_str(r#"{"kind": "pie", "limit_packets": 900}"#).unwrap()
 }
+/// D4's settings at 1 Gbit/s: CoDel's target and PIE's reference delay 2 ms.
+fn codel_target_ms(target: u64) -> QdiscConfig {
+    serde_json::from_str(&format!(r#"{{"kind": "codel", "limit_packets": 900, "target_ns": {}}}"#, ms(target))).unwrap()
+}
+fn pie_target_ms(target: u64) -> QdiscConfig {
+    serde_json::from_str(&format!(r#"{{"kind": "pie", "limit_packets": 900, "target_ns": {}}}"#, ms(target))).unwrap()
+}
 fn fq_codel() -> QdiscConfig {
     serde_json::from_str(r#"{"kind": "fq_codel", "limit_packets": 900, "ecn": false}"#).unwrap()
 }
@@ -93,21 +100,37 @@ fn codel_pie_red_fq_codel_keep_the_queue_well_below_droptail_with_90_newreno_flo
 }
 
 #[test]
-#[ignore = "1 Gbit/s x 90 flows: run with --release -- --ignored"]
-fn at_1gbit_red_keeps_the_queue_short_and_codel_and_pie_cannot() {
-    // D4 "dc": 1 Gbit/s, 900-packet buffers, about 200 us RTT (1 ms here: whole ms).
-    // What ccbench and ns-3.37 both show (docs/validation.md, "AQMs next to ns-3"):
-    // the full queue drains in 10.8 ms, below PIE's 15 ms target, so PIE never drops;
-    // CoDel cannot space its drops closely enough for 90 small-window flows, so the
-    // queue stays at its limit; RED's probability holds it near ARED's 5 ms band.
+#[ignore = "1 Gbit/s x 90 flows, up to 100 s: run with --release -- --ignored"]
+fn at_1gbit_pie_at_d4s_2ms_keeps_the_queue_well_below_droptail_and_codel_only_slowly() {
+    // D4 "dc": 1 Gbit/s, 900-packet buffers, about 200 us RTT (1 ms here: whole ms),
+    // with D4's AQM settings: PIE's reference delay and CoDel's target both 2 ms.
+    // What ccbench and ns-3.37 both show (docs/validation.md, "AQMs next to ns-3",
+    // "D4 parameters"): PIE at 2 ms holds the queue well below drop-tail's within
+    // seconds. CoDel does not in a 10-s run, at 2 ms as at its default 5 ms: while it
+    // stays in its dropping state its drop rate grows by only 1/(2 interval^2) =
+    // 50 drops/s every second, whatever the target, and 90 flows of a few segments
+    // each need thousands per second, so the full queue's tail drops do the work. Over
+    // D4's 100 s it gets below drop-tail, still well above PIE. At PIE's default 15 ms
+    // target PIE never acts here: the full queue drains in 10.8 ms.
     let (dt, _) = newreno_mix(1000, &[1], 90, QdiscConfig::Pfifo { limit_packets: 900 }, 9);
-    let (cd, _) = newreno_mix(1000, &[1], 90, codel(), 9);
+    let (cd2, _) = newreno_mix(1000, &[1], 90, codel_target_ms(2), 9);
+    let (pi2, pi2_util) = newreno_mix(1000, &[1], 90, pie_target_ms(2), 9);
     let (pi, _) = newreno_mix(1000, &[1], 90, pie(), 9);
     let (rd, _) = newreno_mix(1000, &[1], 90, red(900 * 1500), 9);
-    eprintln!("1 Gbit/s mean backlog pkts: droptail {dt:.0} codel {cd:.0} pie {pi:.0} red {rd:.0}");
+    eprintln!("1 Gbit/s, 9 s, mean backlog pkts: droptail {dt:.0} codel(2ms) {cd2:.0} pie(2ms) {pi2:.0} pie(15ms) {pi:.0} red {rd:.0}");
     assert!(dt > 700.0, "drop-tail fills its 900 packets: {dt}");
-    assert!(cd > 0.9 * dt && pi > 0.9 * dt, "codel {cd}, pie {pi} vs droptail {dt}");
+    assert!(pi2 < 0.6 * dt, "pie at 2 ms {pi2} vs droptail {dt}");
+    assert!(pi2_util > 0.9, "pie at 2 ms keeps the link busy: {pi2_util}");
+    assert!(cd2 > 0.9 * dt, "codel at 2 ms, 9 s: {cd2} vs droptail {dt}");
+    assert!(pi > 0.9 * dt, "pie at its default 15 ms never acts: {pi} vs droptail {dt}");
     assert!(rd < 0.7 * dt, "red {rd} vs droptail {dt}");
+    // D4's length: 100 s (measured here from 33 s).
+    let (dt100, _) = newreno_mix(1000, &[1], 90, QdiscConfig::Pfifo { limit_packets: 900 }, 100);
+    let (cd100, _) = newreno_mix(1000, &[1], 90, codel_target_ms(2), 100);
+    let (pi100, _) = newreno_mix(1000, &[1], 90, pie_target_ms(2), 100);
+    eprintln!("1 Gbit/s, 100 s, mean backlog pkts: droptail {dt100:.0} codel(2ms) {cd100:.0} pie(2ms) {pi100:.0}");
+    assert!(cd100 < 0.8 * dt100, "codel at 2 ms, 100 s: {cd100} vs droptail {dt100}");
+    assert!(cd100 > 1.5 * pi100 && pi100 < 0.4 * dt100, "codel {cd100} still above pie {pi100}");
 }
 
 #[test]
