@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,14 @@ from fakes import FAKE_CCAS  # noqa: E402
 from ccbench.engine import engine_available  # noqa: E402
 
 SPECS = ROOT / "specs"
+
+# A shell without job control starts background commands (`make test &`, `nohup ... &`)
+# with SIGINT ignored, and an ignored signal is inherited across exec: every process the
+# tests start would then ignore the Ctrl-C they send it (Python installs its
+# KeyboardInterrupt handler only when SIGINT is not ignored at start-up). Give the test
+# session, and so its children, the ordinary disposition.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 BASE_SPEC: dict[str, Any] = {
     "experiment": {"name": "t", "duration": "10s", "warmup": "2s", "seed": 3},
