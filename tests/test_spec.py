@@ -209,6 +209,17 @@ def test_unknown_cca_lists_the_known_ones(base_spec, ccas):
     assert "flows[0].cca: 'cubci' is not a known CCA; known: reno, cubic, bbr1" in msg
 
 
+def test_a_mix_entry_checks_its_cca_like_a_flow(base_spec, ccas):
+    # One check (spec.traffic.check_cca_name) serves flows[*].cca and flows[*].mix[*].cca;
+    # 'udp' is a flow's transport marker, not a CCA a mix may name.
+    for bad, why in [("cubci", "'cubci' is not a known CCA; known: reno, cubic, bbr1"), ("udp", "'udp' is not a known CCA")]:
+        base_spec["flows"][0]["mix"] = [{"cca": bad, "fraction": 0.5}, {"cca": "reno", "fraction": 0.5}]
+        assert f"flows[0].mix[0].cca: {why}" in issues_of(base_spec, ccas)
+    base_spec["flows"][0]["cca"] = ""
+    del base_spec["flows"][0]["mix"]
+    assert "flows[0].cca: '' is not a CCA name" in issues_of(base_spec, ccas)
+
+
 def test_unknown_cca_param(base_spec, ccas):
     base_spec["flows"][0]["params"] = {"betta": 0.5}
     msg = issues_of(base_spec, ccas)

@@ -11,7 +11,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from .. import pycca
 from ..engine import CcaCatalog
 from .fields import Duration, OptDuration, OptName, OptRate, OptSize, _Model
-from .traffic import Arrival, BurstSpec, CcaShare, load_cdf, mean_of
+from .traffic import Arrival, BurstSpec, CcaShare, check_cca_name, load_cdf, mean_of
 
 #: Linux's minimum RTO (``TCP_RTO_MIN``).
 DEFAULT_MIN_RTO_NS = 200_000_000
@@ -181,15 +181,7 @@ class FlowSpec(_Model):
     @field_validator("cca")
     @classmethod
     def _known_cca(cls, v: str, info: ValidationInfo) -> str:
-        if pycca.is_python_cca(v):
-            pycca.resolve(v)
-            return v
-        cat: CcaCatalog | None = (info.context or {}).get("ccas")
-        if cat is not None and cat.get(v) is None and v != "udp":
-            raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
-        if not v:
-            raise ValueError("'' is not a CCA name")
-        return v
+        return check_cca_name(v, info, also=frozenset({"udp"}))
 
     @field_validator("params")
     @classmethod

@@ -30,6 +30,20 @@ class BurstSpec(_Model):
     rate: Rate = Field(description="sending rate during the burst, e.g. '40Mbit'")
 
 
+def check_cca_name(v: str, info: ValidationInfo, also: frozenset[str] = frozenset()) -> str:
+    """A flow's or a mix entry's CCA: a ``python:`` CCA that resolves, or a name the
+    engine's catalog (passed as validation context ``ccas``) knows, or one of ``also``."""
+    if not v:
+        raise ValueError("'' is not a CCA name")
+    if pycca.is_python_cca(v):
+        pycca.resolve(v)
+        return v
+    cat: CcaCatalog | None = (info.context or {}).get("ccas")
+    if cat is not None and cat.get(v) is None and v not in also:
+        raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
+    return v
+
+
 class CcaShare(_Model):
     """One entry of ``flows[*].mix``: this CCA for ``fraction`` of the flows."""
 
@@ -40,13 +54,7 @@ class CcaShare(_Model):
     @field_validator("cca")
     @classmethod
     def _known(cls, v: str, info: ValidationInfo) -> str:
-        if pycca.is_python_cca(v):
-            pycca.resolve(v)
-            return v
-        cat: CcaCatalog | None = (info.context or {}).get("ccas")
-        if cat is not None and cat.get(v) is None:
-            raise ValueError(f"{v!r} is not a known CCA; known: {', '.join(cat.names())}")
-        return v
+        return check_cca_name(v, info)
 
 
 def shipped_distributions() -> list[str]:
