@@ -280,12 +280,14 @@ def _write_file(path: Path, data: bytes) -> None:
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:
-    import pyarrow as pa
+    """Write ``table`` straight into the file (no in-memory copy of the encoded file)
+    and flush it to disk."""
     import pyarrow.parquet as pq
 
-    sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, compression="zstd")
-    _write_file(path, sink.getvalue().to_pybytes())
+    with open(path, "wb") as f:
+        pq.write_table(table, f, compression="zstd")
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def prepare_target(out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> Path:

@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ..results import RunResult
 
 __all__ = [
@@ -151,14 +153,35 @@ def delay_percentiles(
     and ``p50_ns`` … for the ``sojourn_ns`` of the packets dequeued at ``link`` from
     ``start_ns`` on. Works on the ``sojourn`` table or on :func:`backlog_delay`'s
     output (same columns). NaN without samples."""
-    df = sojourn
-    if "link" in df.columns:
-        df = df[df["link"].astype(str) == link]
-    x = df.loc[df["time_ns"].to_numpy(dtype=np.int64) >= start_ns, "sojourn_ns"].to_numpy(dtype=float)
+    # One boolean mask and one selected copy, then one partition for all quantiles:
+    # at scale the samples number millions, and every intermediate copy counts.
+    keep = sojourn["time_ns"].to_numpy(dtype=np.int64) >= start_ns
+    if "link" in sojourn.columns:
+        keep &= (sojourn["link"] == link).to_numpy(dtype=bool)
+    x = sojourn["sojourn_ns"].to_numpy()[keep].astype(float)
     out = {"samples": float(x.size), "mean_ns": float(x.mean()) if x.size else float("nan")}
-    for p in q:
-        out[f"p{round(p * 100):d}_ns"] = float(np.quantile(x, p)) if x.size else float("nan")
+    quantiles = np.quantile(x, q) if x.size else [float("nan")] * len(q)
+    for p, v in zip(q, quantiles, strict=True):
+        out[f"p{round(p * 100):d}_ns"] = float(v)
     return out
+
+
+def _link_rows(table: pa.Table, link: str) -> pa.Table:
+    """The rows of ``link`` in an Arrow table with a ``link`` column, selected in Arrow:
+    the sojourn table has millions of rows at scale, and a pandas copy of all of them
+    (with a string per row to compare) would be the largest allocation of a run."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = table.column("link")
+    if not pa.types.is_dictionary(col.type):
+        return table.filter(pc.equal(col, link))
+    # Compare the dictionary codes, chunk by chunk (each chunk has its own dictionary).
+    masks = []
+    for chunk in col.chunks:
+        codes = pc.indices_nonzero(pc.equal(chunk.dictionary, link)).cast(chunk.indices.type)
+        masks.append(pc.is_in(chunk.indices, value_set=codes))
+    return table.filter(pa.chunked_array(masks, type=pa.bool_()))
 
 
 def backlog_delay(
@@ -185,8 +208,7 @@ def delay_samples(result: RunResult, link: str | None = None) -> tuple[pd.DataFr
     (``"sojourn time"``), else :func:`backlog_delay`'s estimate (``"backlog × 8 / rate"``)."""
     link = link or result.primary_link
     if "sojourn" in result.tables:
-        s = result.table("sojourn")
-        return s[s["link"].astype(str) == link], "sojourn time"
+        return _link_rows(result.tables["sojourn"], link).to_pandas(), "sojourn time"
     b = result.link_config(link)
     if "rate_bps" not in b:
         raise KeyError(f"no link {link!r} in the run's configuration")
