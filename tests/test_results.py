@@ -103,12 +103,14 @@ def test_crash_mid_write_never_looks_complete(tmp_path):
         from fakes import FAKE_CCAS, fake_run
         cfg = Experiment.from_dict(BASE_SPEC, ccas=FAKE_CCAS).resolve()
         res = RunResult(tables_from_engine(fake_run(cfg)["tables"]), {{"engine_config": cfg}})
-        real = results._write_file
-        def crash(path, data):
-            if path.name == os.environ["CRASH_AT"]:
-                os._exit(9)
-            real(path, data)
-        results._write_file = crash
+        def crashing(real):
+            def write(*args):  # (path, bytes) or (table, path)
+                if any(getattr(a, "name", None) == os.environ["CRASH_AT"] for a in args if not isinstance(a, bytes)):
+                    os._exit(9)
+                real(*args)
+            return write
+        results._write_file = crashing(results._write_file)
+        results._write_parquet = crashing(results._write_parquet)
         results.save(res, {str(tmp_path / "run")!r})
         """
     )

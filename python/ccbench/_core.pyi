@@ -32,6 +32,8 @@ def run(
     max_recorded_bytes: int | None = None,
     progress_interval_s: float = 0.1,
     python_ccas: dict[str, Callable[[str], Any]] | None = None,
+    sink: Callable[[str, dict[str, Any]], object] | None = None,
+    chunk_rows: int = 262_144,
 ) -> dict[str, Any]:
     """Run a resolved config; {"tables": {name: {column: _Column}}, "stats": {name: int},
     "engine_cpu_s": float (CPU time of the simulating thread), "interrupted": bool}. Ctrl-C raises KeyboardInterrupt (or, with keep_partial, returns
@@ -39,7 +41,10 @@ def run(
     is called every progress_interval_s; MemoryError when the recorded rows outgrow
     max_recorded_bytes. Raises ValueError for an invalid config, RuntimeError for an
     engine bug. `python_ccas` maps `python:` CCA names to factories(params_json) -> Cca;
-    a failing hook raises CcaError caused by the user's exception."""
+    a failing hook raises CcaError caused by the user's exception. With `sink`, each
+    growing table (flow_ts, queue_ts, sojourn, events) is handed to `sink(name, columns)`
+    in chunks of at least `chunk_rows` rows while the run goes; the returned tables hold
+    the rows after the last chunk."""
 
 class CcaError(RuntimeError):
     """A Python CCA raised, or returned or set a bad value, during a run."""

@@ -16,6 +16,7 @@ from . import results as _results
 from .backends import BACKENDS, Backend, ProgressFn, get_backend
 from .errors import PreflightWarning, RunInterrupted
 from .results import FORMAT_VERSION, RunResult
+from .runwriter import STREAM_CHUNK_ROWS, RunWriter
 from .spec import Experiment, SpecWarning, load_spec
 
 __all__ = ["backends", "describe_cca", "list_ccas", "load", "load_spec", "run", "spec_backend", "sweep"]
@@ -124,6 +125,34 @@ def run(
             "keep_partial": save_partial and out_dir is not None,
             "max_recorded_bytes": preflight.recorded_bytes_budget(),
         }
+    # With a directory to write to, the simulator streams its growing tables into it
+    # while it runs (ccbench.runwriter): memory then depends on flows and the sample
+    # interval, not on the simulated time.
+    writer = RunWriter(out_dir, overwrite=overwrite) if out_dir is not None and name == "sim" else None
+    if writer is not None:
+        options.update(sink=writer.sink, chunk_rows=STREAM_CHUNK_ROWS)
+    try:
+        result, interrupted = _run_and_save(exp, name, runner, progress, options, out_dir, overwrite, writer)
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    if interrupted:
+        raise RunInterrupted(result.path)
+    return result
+
+
+def _run_and_save(
+    exp: Experiment,
+    name: str,
+    runner: Backend,
+    progress: ProgressFn | None,
+    options: dict[str, Any],
+    out_dir: str | os.PathLike[str] | None,
+    overwrite: bool,
+    writer: RunWriter | None,
+) -> tuple[RunResult, bool]:
+    """Run ``exp`` on ``runner``, add the common manifest keys and save the result."""
     started = datetime.now(timezone.utc)
     out = runner.run(exp, progress=progress, **options)
     interrupted = bool(out.manifest.pop("interrupted", False))
@@ -143,11 +172,11 @@ def run(
         "status": "interrupted" if interrupted else "complete",
     }
     result = RunResult(tables=out.tables, manifest=manifest)
-    if out_dir is not None:
+    if writer is not None:
+        writer.commit(result)
+    elif out_dir is not None:
         _results.save(result, out_dir, overwrite=overwrite)
-    if interrupted:
-        raise RunInterrupted(result.path)
-    return result
+    return result, interrupted
 
 
 def spec_backend(exp: Experiment) -> str:

@@ -196,6 +196,8 @@ def catalog() -> CcaCatalog | None:
 
 #: Signature of a progress callback: (simulated ns so far, duration ns, events so far).
 ProgressCallback = Callable[[int, int, int], object]
+#: Signature of a table sink: (table name, its columns as the binding gives them).
+TableSink = Callable[[str, dict[str, Any]], object]
 
 
 def run_config(
@@ -206,6 +208,8 @@ def run_config(
     max_recorded_bytes: int | None = None,
     progress_interval_s: float = 0.1,
     python_ccas: dict[str, Callable[[str], Any]] | None = None,
+    sink: TableSink | None = None,
+    chunk_rows: int = 1 << 18,
 ) -> dict[str, Any]:
     """Run a resolved engine configuration; returns the binding's raw result dict.
 
@@ -215,6 +219,10 @@ def run_config(
     samples and events outgrow ``max_recorded_bytes`` stops with :class:`RunTooLarge`.
     ``python_ccas`` maps each ``python:`` CCA name to a factory (:func:`ccbench.pycca.factories`);
     a hook that fails raises :class:`~ccbench.pycca.PythonCcaError` caused by the user's exception.
+    With ``sink``, the tables that grow with simulated time are handed to
+    ``sink(name, columns)`` in chunks of at least ``chunk_rows`` rows as the run goes
+    (:class:`ccbench.runwriter.RunWriter` writes them to Parquet); the returned tables
+    hold the rows after the last chunk.
     """
     text = json.dumps(config)
     mod = core()
@@ -226,6 +234,8 @@ def run_config(
             max_recorded_bytes=max_recorded_bytes,
             progress_interval_s=progress_interval_s,
             python_ccas=python_ccas or None,
+            sink=sink,
+            chunk_rows=chunk_rows,
         )
     except mod.CcaError as e:
         from .pycca import PythonCcaError

@@ -23,8 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +43,7 @@ __all__ = [
     "TABLES",
     "ResultsError",
     "RunResult",
+    "Tables",
     "check_columns",
     "is_complete",
     "load",
@@ -149,6 +149,53 @@ def tables_from_engine(raw_tables: Mapping[str, Mapping[str, Any]]) -> dict[str,
     return out
 
 
+class Tables(MutableMapping[str, "pa.Table"]):
+    """A run's tables by name, in write order. A table given as the path of its Parquet
+    file (one the run streamed to disk while it ran, :mod:`ccbench.runwriter`) is read
+    from there when first used, so a run's largest tables are not held in memory by a
+    caller who does not look at them."""
+
+    def __init__(self, tables: Mapping[str, pa.Table | Path] | None = None) -> None:
+        self._items: dict[str, pa.Table | Path] = dict(tables or {})
+
+    def __getitem__(self, name: str) -> pa.Table:
+        value = self._items[name]
+        if isinstance(value, Path):
+            import pyarrow.parquet as pq
+
+            value = self._items[name] = pq.read_table(value)
+        return value
+
+    def __setitem__(self, name: str, table: pa.Table) -> None:
+        self._items[name] = table
+
+    def __delitem__(self, name: str) -> None:
+        del self._items[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def column_names(self, name: str) -> list[str]:
+        """The columns of table ``name``, without reading a table that is still on disk."""
+        value = self._items[name]
+        if isinstance(value, Path):
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(value).names)
+        return list(value.column_names)
+
+    def __repr__(self) -> str:
+        state = {n: "on disk" if isinstance(v, Path) else f"{v.num_rows} rows" for n, v in self._items.items()}
+        return f"Tables({state})"
+
+
+def _column_names(tables: Mapping[str, pa.Table], name: str) -> list[str]:
+    return tables.column_names(name) if isinstance(tables, Tables) else list(tables[name].column_names)
+
+
 def check_columns(tables: Mapping[str, pa.Table]) -> None:
     """Raise :class:`ResultsError` unless every table is present with all its required
     columns and no column outside the format (a backend's contract)."""
@@ -158,7 +205,7 @@ def check_columns(tables: Mapping[str, pa.Table]) -> None:
             if tname not in OPTIONAL_TABLES:
                 problems.append(f"table {tname!r} is missing")
             continue
-        names = set(tables[tname].column_names)
+        names = set(_column_names(tables, tname))
         missing = [c for c in REQUIRED_COLUMNS[tname] if c not in names]
         unknown = sorted(names - set(COLUMNS[tname]))
         if missing:
@@ -190,12 +237,13 @@ def link_config(engine_config: Mapping[str, Any], name: str) -> dict[str, Any]:
 class RunResult:
     """The tables and manifest of one run.
 
-    ``tables`` maps a table name to a ``pyarrow.Table``; ``.flows``, ``.flow_ts``,
-    ``.queue_ts`` and ``.events`` give them as pandas DataFrames (strings as
-    categoricals). ``manifest`` is the dict written to ``manifest.json``.
+    ``tables`` maps a table name to a ``pyarrow.Table`` (a :class:`Tables` when a
+    run streamed some of them to disk: those are read when first used); ``.flows``,
+    ``.flow_ts``, ``.queue_ts`` and ``.events`` give them as pandas DataFrames (strings
+    as categoricals). ``manifest`` is the dict written to ``manifest.json``.
     """
 
-    tables: dict[str, pa.Table]
+    tables: MutableMapping[str, pa.Table]
     manifest: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -311,33 +359,9 @@ def save(result: RunResult, out_dir: str | os.PathLike[str], *, overwrite: bool 
     into a hidden sibling ``.<name>.tmp-...`` and are fsynced, the manifest last; then
     the directory is swapped into place atomically.
     """
-    target = prepare_target(out_dir, overwrite=overwrite)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = rundir.temp_sibling(target)
-    tmp.mkdir()
-    try:
-        for name, table in result.tables.items():
-            _write_parquet(table, tmp / f"{name}.parquet")
-        manifest = dict(result.manifest)
-        manifest.setdefault("format_version", FORMAT_VERSION)
-        manifest["tables"] = {name: f"{name}.parquet" for name in result.tables}
-        manifest.setdefault("status", "complete")
-        _write_file(tmp / MANIFEST, (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode())
-        rundir._fsync_dir(tmp)
-        rundir.place(tmp, target, overwrite=overwrite)
-    except OSError as e:
-        shutil.rmtree(tmp, ignore_errors=True)
-        if isinstance(e, FileExistsError) or e.errno is None:
-            raise
-        # Name the target the user gave, not the hidden temporary sibling (a full or
-        # read-only disk found while writing, after the pre-flight check passed).
-        raise OSError(e.errno, f"cannot write the run there: {e.strerror or e}", str(target)) from e
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    result.manifest = manifest
-    result.path = target
-    return target
+    from .runwriter import RunWriter
+
+    return RunWriter(out_dir, overwrite=overwrite).commit(result)
 
 
 # --------------------------------------------------------------------------- reading

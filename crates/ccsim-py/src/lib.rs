@@ -88,6 +88,12 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
 /// When the recorded samples and events exceed `max_recorded_bytes`, the run stops
 /// with MemoryError naming the budget (instead of an allocation failure later).
 ///
+/// With `sink`, the tables that grow with simulated time (`flow_ts`, `queue_ts`,
+/// `sojourn`, `events`) are handed over while the run goes: whenever one holds
+/// `chunk_rows` rows or more after a sample, `sink(name, columns)` receives them (the
+/// columns as in "tables") and the engine lets them go; the returned tables hold the
+/// rows after the last chunk. An exception from `sink` stops the run and is raised.
+///
 /// `python_ccas` maps each `python:` CCA name of the config to a factory
 /// `factory(params_json) -> ccbench.Cca`. A run with Python CCAs keeps the GIL (their
 /// hooks need it on every ACK); the first hook that fails stops the run with
@@ -98,7 +104,8 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
 // the engine is asked to go on, never what it computes.
 #[allow(clippy::disallowed_methods)]
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None, keep_partial=false, max_recorded_bytes=None, progress_interval_s=0.1, python_ccas=None))]
+#[pyo3(signature = (config_json, progress=None, keep_partial=false, max_recorded_bytes=None, progress_interval_s=0.1, python_ccas=None, sink=None, chunk_rows=262_144))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
@@ -107,6 +114,8 @@ fn run<'py>(
     max_recorded_bytes: Option<u64>,
     progress_interval_s: f64,
     python_ccas: Option<Bound<'py, PyDict>>,
+    sink: Option<PyObject>,
+    chunk_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let text = config_json.to_owned();
     let interval = Duration::from_secs_f64(progress_interval_s.clamp(0.0, 3600.0));
@@ -117,7 +126,18 @@ fn run<'py>(
         None => Vec::new(),
     };
     let failure: pycca::Failure = Arc::new(Mutex::new(None));
+    let sink_error: Mutex<Option<PyErr>> = Mutex::new(None);
     let mut work = || {
+        let mut deliver = |name: &'static str, table: Table| {
+            let Some(sink) = &sink else { return };
+            if sink_error.lock().map_or(true, |e| e.is_some()) {
+                return;
+            }
+            let outcome = Python::with_gil(|py| sink.call1(py, (name, table_to_py(py, table)?)).map(|_| ()));
+            if let (Err(e), Ok(mut slot)) = (outcome, sink_error.lock()) {
+                *slot = Some(e);
+            }
+        };
         let mut external = |flow: usize, name: &str, params: &serde_json::Value| {
             let Some((_, factory)) = factories.iter().find(|(n, _)| n == name) else {
                 return Err(format!("no Python class was given for '{name}'"));
@@ -126,7 +146,7 @@ fn run<'py>(
         };
         let mut last = Instant::now();
         let mut control = |p: &Progress| -> Control {
-            if failure.lock().map_or(true, |f| f.is_some()) {
+            if failure.lock().map_or(true, |f| f.is_some()) || sink_error.lock().map_or(true, |e| e.is_some()) {
                 return Control::Stop;
             }
             if max_recorded_bytes.is_some_and(|limit| p.recorded_bytes > limit) {
@@ -153,12 +173,16 @@ fn run<'py>(
         };
         let cpu0 = thread_cpu_s();
         let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            ccsim::run_json_with_ccas(&text, &mut control, Some(&mut external))
+            let spill = sink.as_ref().map(|_| ccsim::trace::spill::Spill { chunk_rows, sink: &mut deliver });
+            ccsim::run_json_streaming(&text, &mut control, Some(&mut external), spill)
         }));
         (out, thread_cpu_s() - cpu0)
     };
     let (result, engine_cpu_s) = if factories.is_empty() { py.allow_threads(work) } else { work() };
     if let Some(err) = failure.lock().ok().and_then(|mut f| f.take()) {
+        return Err(err);
+    }
+    if let Some(err) = sink_error.lock().ok().and_then(|mut e| e.take()) {
         return Err(err);
     }
     let out = match result {

@@ -30,6 +30,7 @@ use crate::topology::{self, FlowPath, RouteTable};
 use crate::traffic::{App, GroupSource};
 use crate::trace::flows::{flows_table, FlowNames, FlowRow};
 use crate::trace::recorder::{EventsBuilder, FlowSample, FlowTsBuilder, QueueSample, QueueTsBuilder};
+use crate::trace::spill::Spill;
 use crate::trace::network::{links_table, SojournBuilder};
 use crate::trace::Table;
 use crate::units::{ms, Time};
@@ -226,6 +227,8 @@ struct World<'a, 'e> {
     queue_ts: QueueTsBuilder,
     sojourn: SojournBuilder,
     events: EventsBuilder,
+    /// Where full chunks of the growing tables go while the run goes (none: all stay).
+    spill: Option<Spill<'a>>,
     stats: RunStats,
     seg_buf: Vec<Segment>,
     /// End hosts: `2 i` is sender i's host (its flows' ACKs arrive there), `2 i + 1`
@@ -255,8 +258,20 @@ pub fn run_with_ccas(
     control: &mut dyn FnMut(&Progress) -> Control,
     external: Option<&mut cc::registry::ExternalCcas<'_>>,
 ) -> Result<RunOutput, String> {
+    run_streaming(cfg, control, external, None)
+}
+
+/// [`run_with_ccas`], handing the growing tables to `spill` in chunks while it runs
+/// (see [`crate::trace::spill`]); the output holds the rows after the last chunk.
+pub fn run_streaming(
+    cfg: &ExperimentConfig,
+    control: &mut dyn FnMut(&Progress) -> Control,
+    external: Option<&mut cc::registry::ExternalCcas<'_>>,
+    spill: Option<Spill<'_>>,
+) -> Result<RunOutput, String> {
     cfg.validate()?;
     let mut world = World::build(cfg, external)?;
+    world.spill = spill.map(|s| Spill { chunk_rows: s.chunk_rows, sink: s.sink });
     let interrupted = world.run(control);
     if let Some(e) = world.error.take() {
         return Err(e);
@@ -282,6 +297,17 @@ pub fn run_json_with_ccas(
 ) -> Result<RunOutput, String> {
     let cfg = ExperimentConfig::from_json(text)?;
     run_with_ccas(&cfg, control, external)
+}
+
+/// [`run_json_with_ccas`] with a [`Spill`] (see [`run_streaming`]).
+pub fn run_json_streaming(
+    text: &str,
+    control: &mut dyn FnMut(&Progress) -> Control,
+    external: Option<&mut cc::registry::ExternalCcas<'_>>,
+    spill: Option<Spill<'_>>,
+) -> Result<RunOutput, String> {
+    let cfg = ExperimentConfig::from_json(text)?;
+    run_streaming(&cfg, control, external, spill)
 }
 
 fn ack_wire_bytes(a: &Ack) -> u32 {
@@ -340,6 +366,7 @@ impl<'a, 'e> World<'a, 'e> {
             queue_ts: QueueTsBuilder::default(),
             sojourn: SojournBuilder::default(),
             events: EventsBuilder::default(),
+            spill: None,
             stats: RunStats::default(),
             seg_buf: Vec::new(),
             hosts,
@@ -1162,6 +1189,9 @@ impl<'a, 'e> World<'a, 'e> {
                 aqm: l.queue.aqm_state(),
             });
             self.sojourn.extend(&l.name, &mut l.queue.sojourn_samples);
+        }
+        if let Some(spill) = self.spill.as_mut() {
+            spill.offer_all(&mut self.flow_ts, &mut self.queue_ts, &mut self.sojourn, &mut self.events);
         }
     }
 

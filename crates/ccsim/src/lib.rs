@@ -36,7 +36,8 @@ pub mod traffic;
 
 pub use config::ExperimentConfig;
 pub use experiment::{
-    run, run_json, run_json_with, run_json_with_ccas, run_with, run_with_ccas, Control, Progress, RunOutput, RunStats};
+    run, run_json, run_json_streaming, run_json_with, run_json_with_ccas, run_streaming, run_with, run_with_ccas, Control,
+    Progress, RunOutput, RunStats};
 
 /// Engine version, recorded in every manifest.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -47,9 +47,13 @@ class SimBackend:
         progress: ProgressFn | None = None,
         keep_partial: bool = False,
         max_recorded_bytes: int | None = None,
+        sink: engine.TableSink | None = None,
+        chunk_rows: int = 1 << 18,
     ) -> BackendRun:
         """Run ``exp``; Ctrl-C raises ``KeyboardInterrupt`` (with ``keep_partial``, the
-        tables so far come back with ``manifest["interrupted"] = True``)."""
+        tables so far come back with ``manifest["interrupted"] = True``). With ``sink``
+        the growing tables go to it in chunks while the run goes (:func:`engine.run_config`);
+        the returned tables hold the rows after the last chunk."""
         config = exp.resolve()
         t0 = time.perf_counter()
         raw = engine.run_config(
@@ -58,6 +62,8 @@ class SimBackend:
             keep_partial=keep_partial,
             max_recorded_bytes=max_recorded_bytes,
             python_ccas=pycca.factories(config["flows"]),
+            sink=sink,
+            chunk_rows=chunk_rows,
         )
         wall = time.perf_counter() - t0
         # The simulating thread's own CPU time, measured by the binding around the

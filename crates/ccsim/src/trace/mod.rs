@@ -2,12 +2,15 @@
 //! binding hands each column to Python as one NumPy array (strings as dictionary
 //! codes plus their values), so no per-row Python objects are ever created.
 //!
-//! The tables and their columns are documented in `docs/results-format.md`.
+//! The tables and their columns are documented in `docs/results-format.md`. The tables
+//! that grow with simulated time can be handed over in chunks while the run goes
+//! ([`spill`]).
 
 pub mod flows;
 pub mod network;
 pub mod recorder;
 pub mod schema;
+pub mod spill;
 
 /// One column of a table.
 #[derive(Debug, Clone, PartialEq)]

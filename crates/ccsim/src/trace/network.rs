@@ -60,6 +60,14 @@ pub struct SojournBuilder {
 }
 
 impl SojournBuilder {
+    pub fn len(&self) -> usize {
+        self.time_ns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ns.is_empty()
+    }
+
     pub fn extend(&mut self, link: &str, samples: &mut Vec<(Time, Time)>) {
         if samples.is_empty() {
             return;
