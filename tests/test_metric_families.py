@@ -51,6 +51,7 @@ from ccbench.metrics import (
     rate_phases,
     relative_median_difference,
     relative_retransmissions,
+    sojourn_percentiles,
     throughput_difference,
     throughput_quantiles,
     throughput_ratio_ncf,
@@ -368,6 +369,29 @@ def test_median_occupancy_delay_percentiles_and_backlog_delay():
         and p["mean_ns"] == pytest.approx(50e6)
     )
     assert math.isnan(delay_percentiles(soj, start_ns=1000)["p90_ns"])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sojourn_percentiles_in_batches_equal_the_whole_array(seed):
+    """The two-pass, bounded-memory percentiles of a streamed sojourn table are NumPy's
+    over all samples: ties, tiny and huge values, other links and the window included."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 20_000))
+    high = [3, 2_000, 10**9, 2**62][seed % 4]
+    values = rng.integers(0, high, n, dtype=np.uint64)
+    links = pa.array(rng.choice(["bottleneck", "hop"], n)).dictionary_encode()
+    table = pa.table({"time_ns": pa.array(np.arange(n, dtype=np.uint64)), "link": links, "sojourn_ns": values})
+    start = int(rng.integers(0, n))
+    got = sojourn_percentiles(lambda: table.to_batches(max_chunksize=977), start_ns=start, q=(0.0, 0.5, 0.9, 0.99, 1.0))
+    want = delay_percentiles(table.to_pandas(), start_ns=start, q=(0.0, 0.5, 0.9, 0.99, 1.0))
+    assert got.keys() == want.keys()
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12, nan_ok=True), k
+    assert got["p50_ns"] == want["p50_ns"]  # exact where no rounding is involved
+    empty = sojourn_percentiles(lambda: table.to_batches(), link="nowhere")
+    assert empty["samples"] == 0 and math.isnan(empty["p99_ns"])
 
 
 # -- fct

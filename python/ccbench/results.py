@@ -178,6 +178,11 @@ class Tables(MutableMapping[str, "pa.Table"]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def path(self, name: str) -> Path | None:
+        """The Parquet file of table ``name`` while it has not been read, else ``None``."""
+        value = self._items[name]
+        return value if isinstance(value, Path) else None
+
     def column_names(self, name: str) -> list[str]:
         """The columns of table ``name``, without reading a table that is still on disk."""
         value = self._items[name]

@@ -60,7 +60,9 @@ from .queue import (
     link_drop_ratio,
     median_occupancy,
     occupancy,
+    queue_delay_percentiles,
     relative_median_difference,
+    sojourn_percentiles,
 )
 from .ratios import fness, harm, throughput_difference, throughput_ratio_ncf, throughput_ratio_recipe
 from .retransmissions import (
@@ -111,6 +113,7 @@ __all__ = [
     "data_drops",
     "delay_percentiles",
     "delay_samples",
+    "queue_delay_percentiles",
     "dos_recovery_time",
     "drop_burstiness",
     "drop_ratio",
@@ -155,6 +158,7 @@ __all__ = [
     "relative_retransmissions_over_runs",
     "retransmission_pct",
     "retransmissions",
+    "sojourn_percentiles",
     "summary",
     "throughput_difference",
     "throughput_quantiles",
@@ -228,9 +232,9 @@ def summary(result: RunResult) -> dict[str, Any]:
         else {}
     )
     try:
-        delays, delays_source = delay_samples(result, name)
+        delays, delays_source = queue_delay_percentiles(result, name, start_ns=warmup)
     except KeyError:  # neither sojourn samples nor the bottleneck's rate to estimate them
-        delays, delays_source = None, "unavailable"
+        delays, delays_source = {}, "unavailable"
     return {
         "flows": per_flow,
         "jain": jain_index(per_flow["goodput_bps"]),
@@ -249,7 +253,7 @@ def summary(result: RunResult) -> dict[str, Any]:
         "drops": None if drops_source == "unavailable" else int(drops["drops"]),
         "drop_pct": drops["drop_pct"],
         "queue": occ,
-        "queue_delay": delay_percentiles(delays, start_ns=warmup) if delays is not None else {},
+        "queue_delay": delays,
         "windows": {
             "retransmissions": "measurement window" if windowed else "whole run",
             "drops": drops_source,

@@ -17,6 +17,7 @@ measurement window).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,7 +36,9 @@ __all__ = [
     "link_drop_ratio",
     "median_occupancy",
     "occupancy",
+    "queue_delay_percentiles",
     "relative_median_difference",
+    "sojourn_percentiles",
 ]
 
 
@@ -182,6 +185,110 @@ def _link_rows(table: pa.Table, link: str) -> pa.Table:
         codes = pc.indices_nonzero(pc.equal(chunk.dictionary, link)).cast(chunk.indices.type)
         masks.append(pc.is_in(chunk.indices, value_set=codes))
     return table.filter(pa.chunked_array(masks, type=pa.bool_()))
+
+
+def sojourn_percentiles(
+    batches: Callable[[], Iterable[pa.RecordBatch]],
+    *,
+    link: str = "bottleneck",
+    start_ns: int = 0,
+    q: tuple[float, ...] = (0.5, 0.9, 0.95, 0.99),
+) -> dict[str, float]:
+    """:func:`delay_percentiles` of the ``sojourn`` table's samples, read batch by batch
+    in two passes (``batches()`` gives the table's record batches afresh each time), so
+    that the memory needed does not grow with the number of samples: the first pass
+    counts them in buckets of 1/512 relative width, the second keeps only the samples
+    in the buckets that hold the ranks the percentiles need. The percentiles are exact
+    (NumPy's linear interpolation between the two nearest ranks)."""
+    counts = np.zeros(_BUCKETS, dtype=np.int64)
+    total = 0
+    for values in _window_values(batches(), link, start_ns):
+        counts += np.bincount(_bucket(values), minlength=_BUCKETS)
+        # Exact integer sum in two halves (no uint64 overflow whatever the values).
+        total += (int((values >> np.uint64(32)).sum()) << 32) + int((values & np.uint64(0xFFFFFFFF)).sum())
+    n = int(counts.sum())
+    out = {"samples": float(n), "mean_ns": total / n if n else float("nan")}
+    if not n:
+        return out | {f"p{round(p * 100):d}_ns": float("nan") for p in q}
+    index = np.array(q, dtype=float) * (n - 1)
+    below = np.floor(index).astype(np.int64)
+    ranks = sorted({int(r) for r in below} | {min(int(r) + 1, n - 1) for r in below})
+    first = np.concatenate(([0], np.cumsum(counts)))  # rank of each bucket's smallest sample
+    wanted = sorted({int(np.searchsorted(first, r, side="right")) - 1 for r in ranks})
+    kept: dict[int, list[np.ndarray]] = {b: [] for b in wanted}
+    for values in _window_values(batches(), link, start_ns):
+        buckets = _bucket(values)
+        for b in wanted:
+            kept[b].append(values[buckets == b])
+    sorted_kept = {b: np.sort(np.concatenate(v)) for b, v in kept.items()}
+
+    def at(rank: int) -> float:
+        b = int(np.searchsorted(first, rank, side="right")) - 1
+        return float(sorted_kept[b][rank - first[b]])
+
+    for p, i, lo in zip(q, index, below, strict=True):
+        low, high = at(int(lo)), at(min(int(lo) + 1, n - 1))
+        t = float(i - lo)
+        # NumPy's lerp (numpy.lib._function_base_impl._lerp), for the same result.
+        out[f"p{round(p * 100):d}_ns"] = high - (high - low) * (1 - t) if t >= 0.5 else low + (high - low) * t
+    return out
+
+
+#: Sample buckets of :func:`sojourn_percentiles`: 1,024 per power of two above 2^10 ns.
+_BUCKETS = 64 * 1024
+_POWERS = np.array([1 << k for k in range(64)], dtype=np.uint64)
+
+
+def _bucket(values: np.ndarray) -> np.ndarray:
+    """Monotone bucket numbers: a value's top 10 bits and how many low bits were dropped."""
+    shift = np.maximum(np.searchsorted(_POWERS, values, side="right") - 10, 0).astype(np.uint64)
+    return (shift * 1024 + (values >> shift)).astype(np.int64)
+
+
+def _window_values(batches: Iterable[pa.RecordBatch], link: str, start_ns: int) -> Iterator[np.ndarray]:
+    """The ``sojourn_ns`` (uint64) of ``link``'s samples from ``start_ns`` on, batch by batch."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for batch in batches:
+        col = batch.column("link")
+        if pa.types.is_dictionary(col.type):
+            codes = pc.indices_nonzero(pc.equal(col.dictionary, link)).cast(col.indices.type)
+            mine = pc.is_in(col.indices, value_set=codes)
+        else:
+            mine = pc.equal(col, link)
+        keep = pc.and_(mine, pc.greater_equal(batch.column("time_ns"), pa.scalar(start_ns, pa.uint64())))
+        yield batch.column("sojourn_ns").filter(keep).to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+
+
+def queue_delay_percentiles(
+    result: RunResult, link: str | None = None, *, start_ns: int = 0
+) -> tuple[dict[str, float], str]:
+    """:func:`delay_percentiles` of ``link``'s queueing delay from ``start_ns`` on, and
+    where the samples come from (as :func:`delay_samples` says). Sojourn samples are
+    read batch by batch (:func:`sojourn_percentiles`), from their Parquet file when the
+    run streamed them there, so that a long run's millions of samples are never all in
+    memory at once. ``KeyError`` as :func:`delay_samples`."""
+    link = link or result.primary_link
+    if "sojourn" in result.tables:
+        return sojourn_percentiles(lambda: _sojourn_batches(result), link=link, start_ns=start_ns), "sojourn time"
+    delays, source = delay_samples(result, link)
+    return delay_percentiles(delays, link=link, start_ns=start_ns), source
+
+
+def _sojourn_batches(result: RunResult) -> Iterator[pa.RecordBatch]:
+    from ..results import Tables
+
+    columns = ["time_ns", "link", "sojourn_ns"]
+    path = result.tables.path("sojourn") if isinstance(result.tables, Tables) else None
+    if path is None:
+        yield from result.tables["sojourn"].select(columns).to_batches(max_chunksize=1 << 16)
+        return
+    import pyarrow.parquet as pq
+
+    # Column chunks read through a 1 MiB buffer, not whole: a third of the memory.
+    with pq.ParquetFile(path, buffer_size=1 << 20) as f:
+        yield from f.iter_batches(columns=columns, batch_size=1 << 16, use_threads=False)
 
 
 def backlog_delay(
