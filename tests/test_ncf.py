@@ -59,6 +59,8 @@ def test_ncf_qdisc_resolves_with_documented_defaults(base_spec, ccas):
         "idle_timeout_ns": 200_000_000,
         "feedback_threshold_bytes": 30_000,
         "feedback_interval_ns": 1_000_000,
+        "rate_time_constant_ns": 10_000_000,
+        "reported_rate": "link",
     }
     base_spec["bottleneck"]["qdisc"] = {"kind": "ncf", "mice_limit": "100pkt", "feedback_interval": "5ms"}
     q = Experiment.from_dict(base_spec, ccas=ccas).resolve()["topology"]["bottleneck"]["qdisc"]
@@ -70,7 +72,9 @@ def test_ncf_qdisc_resolves_with_documented_defaults(base_spec, ccas):
     [
         ({"kind": "ncf", "feedback_interval": "0s"}, "bottleneck.qdisc.feedback_interval: must be > 0"),
         ({"kind": "ncf", "idle_timeout": "0s"}, "bottleneck.qdisc.idle_timeout: must be > 0"),
+        ({"kind": "ncf", "rate_time_constant": "0s"}, "bottleneck.qdisc.rate_time_constant: must be > 0"),
         ({"kind": "ncf", "elephant_threshold": "0B"}, "bottleneck.qdisc.elephant_threshold"),
+        ({"kind": "ncf", "reported_rate": "mice"}, "bottleneck.qdisc.reported_rate"),
         ({"kind": "ncf", "telemetry": 1}, "allowed keys here: kind, limit, mice_limit"),
     ],
 )
@@ -104,6 +108,7 @@ def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
         {"name": "e1", "sender": "s", "cca": "ncf"},
         {"name": "e2", "sender": "s", "cca": "cubic", "start": "200ms"},
     ]
+    d["bottleneck"]["qdisc"] = {"kind": "ncf", "reported_rate": "available"}
     res = ccbench.run(d)
     stats = res.manifest["stats"]
     ev = res.events
@@ -114,9 +119,15 @@ def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
     # The switch-to-sender path is the reverse access link: half of the 20 ms RTT.
     assert (delay >= 10_000_000).all() and (delay < 11_000_000).all(), delay.describe()
     assert set(fb["link"]) == {"bottleneck"} and fb["value2"].between(1, 2).all()
-    # The NCF flow's traces carry the fair share of its latest telemetry.
+    # The NCF flow's traces carry the fair share of its latest telemetry: with
+    # reported_rate = available, what the mice leave of the link over the elephants.
+    # e2's first 100 KB go through the mice queue (the share dips below 100 Mbit/s);
+    # once they are long past, two elephants share the whole 200 Mbit/s.
     ts = res.flow_ts
-    assert ts[ts["flow_id"] == 0]["cc_bw_bps"].dropna().between(100e6, 200e6).all()
+    share = ts[ts["flow_id"] == 0].dropna(subset=["cc_bw_bps"])
+    assert share["cc_bw_bps"].between(50e6, 200e6).all() and share["cc_bw_bps"].min() < 99e6
+    late = share[share["time_ns"] >= 1_000_000_000]["cc_bw_bps"]
+    assert len(late) > 0 and ((late - 100e6).abs() < 0.001 * 100e6).all(), late.describe()
 
 
 def test_profiling_ncf_puts_its_switch_on_every_bottleneck():

@@ -12,7 +12,7 @@ pub use crate::qdisc::codel::CodelConfig;
 pub use crate::qdisc::fq_codel::FqCodelConfig;
 pub use crate::qdisc::fq_pie::FqPieConfig;
 pub use crate::qdisc::htb::{HtbClassConfig, HtbConfig};
-pub use crate::qdisc::ncf::NcfConfig;
+pub use crate::qdisc::ncf::{NcfConfig, ReportedRate};
 pub use crate::qdisc::pie::PieConfig;
 pub use crate::qdisc::prio::{Classifier, PrioConfig};
 pub use crate::qdisc::red::RedConfig;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ccsim::config::{NcfConfig, QdiscConfig, TopologyConfig};
+use ccsim::config::{NcfConfig, QdiscConfig, ReportedRate, TopologyConfig};
 use ccsim::units::{ms, secs, Time};
 use ccsim::{ExperimentConfig, RunOutput};
 use common::*;
@@ -155,6 +155,54 @@ fn mice_finish_sooner_in_their_own_queue_than_behind_elephants_in_one_fifo() {
     let (fifo, ncf) = (fct(false), fct(true));
     println!("median mouse FCT: one FIFO {fifo:.4} s, NCF's separate queue {ncf:.4} s");
     assert!(ncf < 0.5 * fifo, "NCF {ncf} s vs FIFO {fifo} s");
+}
+
+/// Elephant goodput (bit/s, both elephants) before and during a mice flood, and the
+/// mice's own goodput during it: two `cca` elephants on 200 Mbit/s × 20 ms with a
+/// 250 KB buffer (the chapter's shallow buffer, 0.5 BDP) behind `qdisc`; from 8 s to
+/// 18 s 4,000 CUBIC mice of 10 KB start at uniformly random times (400 per second,
+/// 32 Mbit/s offered), as `specs/ncf/mice-flood.toml` compressed.
+fn flood(cca: &str, qdisc: QdiscConfig) -> (f64, f64, f64) {
+    let mut cfg = dumbbell(200, &[20, 20], 1.0);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
+    d.bottleneck.qdisc = qdisc;
+    cfg.duration_ns = secs(19);
+    cfg.packet_events = false;
+    cfg.flows = vec![flow(0, cca, 0), flow(0, cca, 0)];
+    let mut m = mice(1, 10_000, secs(8), 0).remove(0);
+    m.count = 4000;
+    m.start_jitter_ns = secs(10);
+    cfg.flows.push(m);
+    let out = run(&cfg);
+    let total = |t0: Time, t1: Time| rates_between(&out, 2, t0, t1).iter().sum::<f64>();
+    let f = &out.flows;
+    let (fct, bytes) = (f.i64s("fct_ns"), f.u64s("delivered_bytes"));
+    assert!(fct[2..].iter().all(|&x| x > 0), "every mouse completes");
+    let mice_bps = bytes[2..].iter().sum::<u64>() as f64 * 8.0 / 10.0;
+    (total(secs(4), secs(8)), total(secs(10), secs(18)), mice_bps)
+}
+
+#[test]
+fn a_mice_flood_costs_ncf_elephants_less_goodput_than_cubic_elephants_in_one_fifo() {
+    let buffer = QdiscConfig::Bfifo { limit_bytes: 250_000 };
+    let switch = |reported_rate| QdiscConfig::Ncf(NcfConfig { reported_rate, ..NcfConfig::with_queues(buffer.clone(), buffer.clone()) });
+    let (n0, n1, mice) = flood("ncf", switch(ReportedRate::Link));
+    let (c0, c1, _) = flood("cubic", buffer.clone());
+    let (a0, a1, _) = flood("ncf", switch(ReportedRate::Available));
+    let mbit = |x: f64| x / 1e6;
+    println!("mice {:.1} Mbit/s; elephants before -> during (Mbit/s): ncf {:.1} -> {:.1}, cubic/fifo {:.1} -> {:.1}, ncf reporting the available rate {:.1} -> {:.1}",
+        mbit(mice), mbit(n0), mbit(n1), mbit(c0), mbit(c1), mbit(a0), mbit(a1));
+    // The mice get what they offer in both (10 KB × 400/s = 32 Mbit/s).
+    assert!((31e6..33e6).contains(&mice), "{mice}");
+    assert!(n0 - n1 < c0 - c1, "loss: ncf {} vs cubic {}", n0 - n1, c0 - c1);
+    assert!(n1 > c1, "during the flood: ncf {n1} vs cubic {c1}");
+    assert!(n1 / n0 > c1 / c0, "ratio: ncf {} vs cubic {}", n1 / n0, c1 / c0);
+    // What the flood leaves (200 Mbit/s less the mice's wire rate, in goodput):
+    // NCF's elephants keep it busy; reporting the available rate instead, they leave
+    // their queue empty behind the mice's bursts and lose more than CUBIC.
+    let leftover = (200e6 - mice * 1500.0 / 1448.0) * 1448.0 / 1500.0;
+    assert!(n1 > 0.98 * leftover, "ncf during the flood {n1} of {leftover}");
+    assert!(a0 - a1 > c0 - c1, "available-rate ncf loses {} vs cubic {}", a0 - a1, c0 - c1);
 }
 
 // ---------------------------------------------------------------------------

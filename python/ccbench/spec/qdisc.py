@@ -42,6 +42,7 @@ NCF_ELEPHANT_THRESHOLD_BYTES = 100_000
 NCF_IDLE_TIMEOUT_NS = 200_000_000
 NCF_FEEDBACK_THRESHOLD_BYTES = 30_000
 NCF_FEEDBACK_INTERVAL_NS = 1_000_000
+NCF_RATE_TIME_CONSTANT_NS = 10_000_000
 
 #: Inner HTB classes between the root and a leaf (Linux ``TC_HTB_MAXDEPTH`` = 8 levels).
 HTB_MAX_INNER_DEPTH = 6
@@ -152,6 +153,14 @@ class NcfSpec(_Model):
     )
     feedback_interval: Duration = Field(
         NCF_FEEDBACK_INTERVAL_NS, description="at most one telemetry packet per flow per this interval; 1ms"
+    )
+    rate_time_constant: Duration = Field(
+        NCF_RATE_TIME_CONSTANT_NS,
+        description="time constant of the mice queue's measured rate (reported_rate = 'available'); 10ms",
+    )
+    reported_rate: Literal["link", "available"] = Field(
+        "link",
+        description="rate the telemetry reports: 'link' (the link speed) or 'available' (minus the measured mice rate)",
     )
 
 
@@ -405,6 +414,8 @@ def resolve_qdisc(q: Any, ctx: LimitContext, group_flows: dict[str, list[int]]) 
             "idle_timeout_ns": q.idle_timeout,
             "feedback_threshold_bytes": ctx.bytes(q.feedback_threshold),
             "feedback_interval_ns": q.feedback_interval,
+            "rate_time_constant_ns": q.rate_time_constant,
+            "reported_rate": q.reported_rate,
         }
     raise AssertionError(f"unknown qdisc spec {q!r}")
 
@@ -487,7 +498,7 @@ def qdisc_issues(q: Any, path: str, ctx: LimitContext | None, groups: list[str])
                 )
             )
     if isinstance(q, NcfSpec):
-        for name in ("idle_timeout", "feedback_interval"):
+        for name in ("idle_timeout", "feedback_interval", "rate_time_constant"):
             if getattr(q, name) <= 0:
                 issues.append((f"{path}.{name}", "must be > 0"))
         if ctx is not None and ctx.bytes(q.elephant_threshold) <= 0:

@@ -4,13 +4,17 @@
 //! the window is set from it at once, a fraction of an RTT after the queue built:
 //!
 //! ```text
-//! share  = link_rate × min_rtt / (8 × mss × elephants)     fair share of the BDP (packets)
+//! rate   = link_rate − priority_rate                      what the switch says the elephants get
+//! share  = rate × min_rtt / (8 × mss × elephants)          fair share of the BDP (packets)
 //! drain  = elephant_queue_bytes / (mss × elephants)        this flow's part of the queue
 //! cwnd     = max(min_cwnd, ⌊share − drain⌋)
 //! ssthresh = max(min_cwnd, ⌊share⌋)
 //! ```
 //!
-//! so the elephants together send one BDP and the standing queue drains within
+//! (`NetworkFeedback::available_rate_bps`: `priority_rate` is 0 with the switch's
+//! default `reported_rate = link`, the measured rate of the strict-priority mice
+//! queue with `reported_rate = available`), so the elephants together send one BDP
+//! of that rate and the standing queue drains within
 //! about one RTT; the base CCA then grows back towards the share (slow start up to
 //! ssthresh, then its own congestion avoidance) until the queue passes the switch's
 //! threshold again. Each flow uses its own min RTT, so flows with different RTTs get
@@ -88,12 +92,13 @@ impl Ncf {
 
     /// (cwnd, ssthresh) the telemetry `fb` asks of a flow with `min_rtt` and `mss`.
     pub fn window_from(fb: &NetworkFeedback, min_rtt: Time, mss: u32, min_cwnd: u32) -> Option<(u32, u32)> {
+        let rate = fb.available_rate_bps();
         if fb.flows == 0 || fb.link_rate_bps == 0 || min_rtt == Time::MAX || min_rtt == 0 {
             return None;
         }
         let n = fb.flows as f64;
         let mss = mss as f64;
-        let share = fb.link_rate_bps as f64 * min_rtt as f64 / (8e9 * mss * n);
+        let share = rate as f64 * min_rtt as f64 / (8e9 * mss * n);
         let drain = fb.queue_bytes as f64 / (mss * n);
         let floor = |x: f64| (x.max(0.0).floor() as u32).max(min_cwnd);
         Some((floor(share - drain), floor(share)))
@@ -131,7 +136,7 @@ impl CongestionControl for Ncf {
 
     fn on_feedback(&mut self, tp: &mut TcpState, fb: &NetworkFeedback) {
         let Some((cwnd, ssthresh)) = Self::window_from(fb, tp.min_rtt, tp.mss, self.min_cwnd) else { return };
-        self.share_bps = Some(fb.link_rate_bps as f64 / fb.flows as f64);
+        self.share_bps = Some(fb.available_rate_bps() as f64 / fb.flows as f64);
         if matches!(tp.ca_state, CaState::Open | CaState::Disorder) {
             if cwnd < tp.cwnd {
                 // Let the base CCA note the congestion event; NCF sets the numbers.
@@ -165,6 +170,12 @@ mod tests {
         assert_eq!(Ncf::window_from(&fb(200_000_000, 60_000, 4), ms(20), 1448, 2), Some((75, 86)));
         // A deep queue cannot push the window below min_cwnd.
         assert_eq!(Ncf::window_from(&fb(200_000_000, 5_000_000, 4), ms(20), 1448, 2), Some((2, 86)));
+        // Mice served first at 50 Mbit/s leave 150: the share shrinks by a quarter.
+        let with_mice = NetworkFeedback { priority_rate_bps: 50_000_000, ..fb(200_000_000, 60_000, 4) };
+        assert_eq!(Ncf::window_from(&with_mice, ms(20), 1448, 2), Some((54, 64)));
+        // Mice measured at the whole link leave nothing: the floor.
+        let all_mice = NetworkFeedback { priority_rate_bps: 250_000_000, ..fb(200_000_000, 0, 4) };
+        assert_eq!(Ncf::window_from(&all_mice, ms(20), 1448, 2), Some((2, 2)));
         // No RTT sample or no elephant counted: nothing to compute.
         assert_eq!(Ncf::window_from(&fb(200_000_000, 0, 4), Time::MAX, 1448, 2), None);
         assert_eq!(Ncf::window_from(&fb(200_000_000, 0, 0), ms(20), 1448, 2), None);

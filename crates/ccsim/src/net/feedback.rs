@@ -22,8 +22,9 @@
 //!    [`crate::cc::CongestionControl::on_feedback`] and then sends what the new
 //!    window allows. Each delivery is a `feedback` row in the `events` table.
 //!
-//! The message is deliberately generic: NCF fills the link rate, the queue and the
-//! number of active elephants (`qdisc/ncf.rs`, `cc/ncf.rs`); an RCP-style element
+//! The message is deliberately generic: NCF fills the queue, the number of active
+//! elephants and the measured rate of the mice served ahead of them (so the sender
+//! sizes its window for the capacity the elephants actually get) (`qdisc/ncf.rs`, `cc/ncf.rs`); an RCP-style element
 //! would fill [`NetworkFeedback::rate_bps`] with the rate it grants; an XCP-style one
 //! the window change in [`NetworkFeedback::cwnd_delta_pkts`]. CCAs that do not
 //! implement `on_feedback` ignore it.
@@ -48,10 +49,24 @@ pub struct NetworkFeedback {
     pub queue_bytes: u64,
     /// How many flows the element counts as sharing that queue (NCF: active elephants).
     pub flows: u32,
+    /// Rate (bit/s) at which the element recently served traffic that its scheduler
+    /// puts ahead of the flow's queue (NCF: the strict-priority mice queue), as the
+    /// element measured it; 0 if nothing goes first. The flow's queue gets the rest:
+    /// [`NetworkFeedback::available_rate_bps`].
+    pub priority_rate_bps: Bps,
     /// An explicit rate granted to the flow (RCP-style), if the element computes one.
     pub rate_bps: Option<Bps>,
     /// An explicit window change (XCP-style, packets), if the element computes one.
     pub cwnd_delta_pkts: Option<i64>,
+}
+
+impl NetworkFeedback {
+    /// The capacity left to the flow's queue: the link rate minus what the element
+    /// served ahead of it (as explicit-rate schemes estimate spare capacity, RCP's and
+    /// XCP's C − y), never below zero.
+    pub fn available_rate_bps(&self) -> Bps {
+        self.link_rate_bps.saturating_sub(self.priority_rate_bps)
+    }
 }
 
 /// A qdisc's request to send `msg` to the sender of `flow`, whose packet was on

@@ -10,8 +10,16 @@
 //!   queue, elephants in another, and the mice queue is always served first;
 //! * **signals**: when an elephant's packet arrives and the elephant queue holds more
 //!   than `feedback_threshold_bytes`, it sends that flow's sender a telemetry packet
-//!   (link rate, elephant queue backlog, active elephants) over the reverse path
-//!   (`net::feedback`), at most one per flow every `feedback_interval_ns`.
+//!   (link speed, elephant queue backlog, active elephants) over the reverse path
+//!   (`net::feedback`), at most one per flow every `feedback_interval_ns`;
+//! * **measures** the rate at which it serves the mice queue, with a first-order
+//!   low-pass filter of time constant `rate_time_constant_ns` (a Tofino does this
+//!   with its `Lpf` extern in rate mode). With `reported_rate = available` the
+//!   telemetry carries it, so the rate the elephants are told is the link rate minus
+//!   the mice's (`NetworkFeedback::available_rate_bps`), as RCP and XCP routers
+//!   estimate spare capacity (C − y from a measured input rate). The default,
+//!   `link`, reports the link rate alone: the chapter's telemetry carries "link
+//!   speed". `docs/ncf.md` measures both under a mice flood.
 //!
 //! Deviation: the Tofino program keeps flow state in hashed register arrays
 //! (collisions possible); here the table is exact, indexed by flow id.
@@ -29,6 +37,9 @@ pub const DEFAULT_ELEPHANT_THRESHOLD_BYTES: u64 = 100_000;
 pub const DEFAULT_IDLE_TIMEOUT_NS: Time = 200_000_000;
 pub const DEFAULT_FEEDBACK_THRESHOLD_BYTES: u64 = 30_000;
 pub const DEFAULT_FEEDBACK_INTERVAL_NS: Time = 1_000_000;
+/// 10 ms: the shortest RTT of the chapter's experiments, so the estimate settles within
+/// one RTT of every flow in the study while averaging over tens of mice packets.
+pub const DEFAULT_RATE_TIME_CONSTANT_NS: Time = 10_000_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +60,24 @@ pub struct NcfConfig {
     /// At most one telemetry packet per flow per this interval.
     #[serde(default = "default_feedback_interval")]
     pub feedback_interval_ns: Time,
+    /// Time constant of the mice queue's service-rate estimate.
+    #[serde(default = "default_rate_time_constant")]
+    pub rate_time_constant_ns: Time,
+    /// Which rate the telemetry tells the elephants they share.
+    #[serde(default)]
+    pub reported_rate: ReportedRate,
+}
+
+/// The rate NCF's telemetry reports (the chapter says "link speed" and no more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportedRate {
+    /// The link rate minus the measured rate of the mice served first: the capacity
+    /// the elephant queue actually gets, as RCP/XCP estimate spare capacity.
+    Available,
+    /// The link rate alone: the telemetry's "link speed" as the chapter names it.
+    #[default]
+    Link,
 }
 
 fn default_elephant_threshold() -> u64 {
@@ -63,6 +92,9 @@ fn default_feedback_threshold() -> u64 {
 fn default_feedback_interval() -> Time {
     DEFAULT_FEEDBACK_INTERVAL_NS
 }
+fn default_rate_time_constant() -> Time {
+    DEFAULT_RATE_TIME_CONSTANT_NS
+}
 
 impl NcfConfig {
     /// Both queues as given, every threshold at its default.
@@ -74,6 +106,8 @@ impl NcfConfig {
             idle_timeout_ns: DEFAULT_IDLE_TIMEOUT_NS,
             feedback_threshold_bytes: DEFAULT_FEEDBACK_THRESHOLD_BYTES,
             feedback_interval_ns: DEFAULT_FEEDBACK_INTERVAL_NS,
+            rate_time_constant_ns: DEFAULT_RATE_TIME_CONSTANT_NS,
+            reported_rate: ReportedRate::Link,
         }
     }
 
@@ -82,6 +116,7 @@ impl NcfConfig {
             ("elephant_threshold_bytes", self.elephant_threshold_bytes),
             ("idle_timeout_ns", self.idle_timeout_ns),
             ("feedback_interval_ns", self.feedback_interval_ns),
+            ("rate_time_constant_ns", self.rate_time_constant_ns),
         ] {
             if v == 0 {
                 return Err(format!("ncf: {name} must be > 0"));
@@ -101,6 +136,36 @@ struct FlowEntry {
     last_feedback: Option<Time>,
 }
 
+/// A rate measured by a first-order low-pass filter over the bytes served: each
+/// packet adds `bytes / τ` and the sum decays as `exp(−Δt / τ)`, so a steady rate
+/// reads as itself and a change is followed with time constant τ.
+#[derive(Debug, Clone, Copy)]
+struct DecayingRate {
+    tau_ns: f64,
+    /// Bytes per ns as of `at`.
+    value: f64,
+    at: Time,
+}
+
+impl DecayingRate {
+    fn new(tau_ns: Time) -> Self {
+        Self { tau_ns: tau_ns as f64, value: 0.0, at: 0 }
+    }
+
+    fn decayed(&self, now: Time) -> f64 {
+        self.value * (-(now.saturating_sub(self.at) as f64) / self.tau_ns).exp()
+    }
+
+    fn add(&mut self, now: Time, bytes: u32) {
+        self.value = self.decayed(now) + bytes as f64 / self.tau_ns;
+        self.at = now;
+    }
+
+    fn bps(&self, now: Time) -> u64 {
+        (self.decayed(now) * 8e9).round() as u64
+    }
+}
+
 #[derive(Debug)]
 pub struct Ncf {
     cfg: NcfConfig,
@@ -110,11 +175,25 @@ pub struct Ncf {
     table: Vec<FlowEntry>,
     /// Flow ids currently marked elephant (each once).
     elephant_ids: Vec<u32>,
+    /// Rate at which the mice queue (served first) is served.
+    mice_rate: DecayingRate,
 }
 
 impl Ncf {
     pub fn new(cfg: &NcfConfig, rng: &mut SimRng) -> Self {
-        Self { mice: build(&cfg.mice, rng), elephants: build(&cfg.elephants, rng), cfg: cfg.clone(), table: Vec::new(), elephant_ids: Vec::new() }
+        Self {
+            mice: build(&cfg.mice, rng),
+            elephants: build(&cfg.elephants, rng),
+            cfg: cfg.clone(),
+            table: Vec::new(),
+            elephant_ids: Vec::new(),
+            mice_rate: DecayingRate::new(cfg.rate_time_constant_ns),
+        }
+    }
+
+    /// The measured rate (bit/s) at which the mice queue is served, at `now`.
+    pub fn mice_rate_bps(&self, now: Time) -> u64 {
+        self.mice_rate.bps(now)
     }
 
     /// Whether the switch currently classifies `flow` as an elephant.
@@ -178,7 +257,11 @@ impl Ncf {
         }
         self.table[flow as usize].last_feedback = Some(now);
         let flows = self.active_elephants(now);
-        let msg = NetworkFeedback { sent_at: now, queue_bytes, flows, ..Default::default() };
+        let priority_rate_bps = match self.cfg.reported_rate {
+            ReportedRate::Available => self.mice_rate.bps(now),
+            ReportedRate::Link => 0,
+        };
+        let msg = NetworkFeedback { sent_at: now, queue_bytes, flows, priority_rate_bps, ..Default::default() };
         report.feedback.push(FeedbackRequest { flow, hop, msg });
     }
 }
@@ -199,7 +282,11 @@ impl Qdisc for Ncf {
     }
 
     fn dequeue(&mut self, ctx: &mut QdiscCtx, report: &mut Report) -> Option<Queued> {
-        self.mice.dequeue(ctx, report).or_else(|| self.elephants.dequeue(ctx, report))
+        if let Some(q) = self.mice.dequeue(ctx, report) {
+            self.mice_rate.add(ctx.now, q.packet.wire_bytes);
+            return Some(q);
+        }
+        self.elephants.dequeue(ctx, report)
     }
 
     fn backlog_bytes(&self) -> u64 {
@@ -321,6 +408,45 @@ mod tests {
     }
 
     #[test]
+    fn reported_rate_follows_the_capacity_the_mice_leave() {
+        // 12 Mbit/s (one 1500-byte packet per ms). Elephant flow 0 offers twice the
+        // link rate throughout, so its queue stays over the threshold; from 200 to
+        // 800 ms mice (flows 10.., 20 packets of 1500 B each, below the elephant
+        // threshold) take one packet every 4 ms: 3 Mbit/s, a quarter of the link.
+        let link = 12_000_000u64;
+        let mut q = Ncf::new(&cfg(), &mut rng());
+        let mut arrivals: Vec<(Time, Packet)> = (0..2400u64).map(|i| (i * 500_000, pkt(0, i, 1500, Ecn::NotEct))).collect();
+        arrivals.extend((0..150u64).map(|i| (ms(200) + i * ms(4) + 1, pkt(10 + (i / 20) as u32, i % 20, 1500, Ecn::NotEct))));
+        arrivals.sort_by_key(|a| a.0);
+        let (out, report) = drain_at_rate(&mut q, link, &arrivals, ms(1200));
+        assert!(out.iter().filter(|x| x.2.flow >= 10).all(|x| x.1 <= 1_000_000), "every mouse packet is served first");
+        // What the sender computes: the link rate (stamped by the world) minus the mice's.
+        let available = |r: &FeedbackRequest| NetworkFeedback { link_rate_bps: link, ..r.msg }.available_rate_bps() as f64;
+        let between = |t0: Time, t1: Time| -> Vec<f64> {
+            report.feedback.iter().filter(|r| (t0..t1).contains(&r.msg.sent_at)).map(available).collect()
+        };
+        // Flow 0's own first 100 KB were a mouse's (served first until about 67 ms);
+        // eight time constants later the elephants have the whole link.
+        let before = between(ms(150), ms(200));
+        assert!(!before.is_empty() && before.iter().all(|&a| a > 0.999 * link as f64), "{before:?}");
+        // Three time constants into the mice: every message within the filter's ripple
+        // (one packet per 4 ms against τ = 10 ms) of the 9 Mbit/s left, on average 2 %.
+        let during = between(ms(230), ms(800));
+        assert!(during.len() > 400, "{} messages", during.len());
+        assert!(during.iter().all(|&a| (7.9e6..10.1e6).contains(&a)), "{during:?}");
+        let mean = during.iter().sum::<f64>() / during.len() as f64;
+        assert!((mean / 9e6 - 1.0).abs() < 0.02, "mean reported {mean}");
+        // Five time constants after the mice stop, the elephants have the link again.
+        let after = between(ms(860), ms(1200));
+        assert!(!after.is_empty() && after.iter().all(|&a| a > 0.99 * link as f64), "{after:?}");
+        // Reporting the link rate (the literal "link speed") leaves the mice out.
+        let mut c = cfg();
+        c.reported_rate = ReportedRate::Link;
+        let (_, report) = drain_at_rate(&mut Ncf::new(&c, &mut rng()), link, &arrivals, ms(1200));
+        assert!(report.feedback.len() > 400 && report.feedback.iter().all(|r| r.msg.priority_rate_bps == 0));
+    }
+
+    #[test]
     fn no_telemetry_for_mice_or_below_the_threshold() {
         let mut q = Ncf::new(&cfg(), &mut rng());
         let mut report = Report::default();
@@ -332,5 +458,8 @@ mod tests {
         let mut bad = cfg();
         bad.feedback_interval_ns = 0;
         assert!(bad.validate().unwrap_err().contains("feedback_interval_ns"));
+        let mut bad = cfg();
+        bad.rate_time_constant_ns = 0;
+        assert!(bad.validate().unwrap_err().contains("rate_time_constant_ns"));
     }
 }
