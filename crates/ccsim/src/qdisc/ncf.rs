@@ -414,7 +414,9 @@ mod tests {
         // 800 ms mice (flows 10.., 20 packets of 1500 B each, below the elephant
         // threshold) take one packet every 4 ms: 3 Mbit/s, a quarter of the link.
         let link = 12_000_000u64;
-        let mut q = Ncf::new(&cfg(), &mut rng());
+        let mut c = cfg();
+        c.reported_rate = ReportedRate::Available;
+        let mut q = Ncf::new(&c, &mut rng());
         let mut arrivals: Vec<(Time, Packet)> = (0..2400u64).map(|i| (i * 500_000, pkt(0, i, 1500, Ecn::NotEct))).collect();
         arrivals.extend((0..150u64).map(|i| (ms(200) + i * ms(4) + 1, pkt(10 + (i / 20) as u32, i % 20, 1500, Ecn::NotEct))));
         arrivals.sort_by_key(|a| a.0);
@@ -439,10 +441,8 @@ mod tests {
         // Five time constants after the mice stop, the elephants have the link again.
         let after = between(ms(860), ms(1200));
         assert!(!after.is_empty() && after.iter().all(|&a| a > 0.99 * link as f64), "{after:?}");
-        // Reporting the link rate (the literal "link speed") leaves the mice out.
-        let mut c = cfg();
-        c.reported_rate = ReportedRate::Link;
-        let (_, report) = drain_at_rate(&mut Ncf::new(&c, &mut rng()), link, &arrivals, ms(1200));
+        // Reporting the link rate (the default, the chapter's "link speed") leaves the mice out.
+        let (_, report) = drain_at_rate(&mut Ncf::new(&cfg(), &mut rng()), link, &arrivals, ms(1200));
         assert!(report.feedback.len() > 400 && report.feedback.iter().all(|r| r.msg.priority_rate_bps == 0));
     }
 
