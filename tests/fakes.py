@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ccbench.backends.linux.system import KernelInfo
 from ccbench.engine import CcaCatalog, CcaInfo, CcaParam
 
 FAKE_CCAS = CcaCatalog(
@@ -22,6 +23,32 @@ FAKE_CCAS = CcaCatalog(
         CcaInfo("bbr1", "BBRv1", "draft-cardwell-iccrg-bbr-congestion-control-00"),
     )
 )
+
+
+#: What this machine's kernel offers the linux backend (no netem, no AQM), for plan tests.
+FAKE_KERNEL = KernelInfo(
+    release="6.18-test",
+    ccas=("reno", "cubic", "bbr"),
+    qdiscs={"pfifo": True, "bfifo": True, "tbf": True, "htb": True, "netem": False, "fq_codel": False},
+    qdiscs_probed=True,
+    tools={},
+)
+
+#: A parking lot of two bottlenecks (the second with a delay) and three senders: the
+#: long one across both hops, a cross sender on each.
+PARKING_LOT: dict[str, Any] = {
+    "experiment": {"name": "pl", "duration": "5s", "warmup": "1s", "backend": "linux", "sample_interval": "100ms"},
+    "topology": {
+        "kind": "parking_lot",
+        "hops": [{"rate": "20Mbit", "buffer": "50pkt"}, {"rate": "10Mbit", "buffer": "50pkt", "delay": "2ms"}],
+    },
+    "senders": [
+        {"name": "long", "rtt": "10ms"},
+        {"name": "cross0", "rtt": "5ms", "first_hop": 0, "last_hop": 0},
+        {"name": "cross1", "rtt": "6ms", "first_hop": 1, "last_hop": 1},
+    ],
+    "flows": [{"name": s, "cca": "cubic", "sender": s} for s in ("long", "cross0", "cross1")],
+}
 
 
 def _dict(values: list[str]) -> tuple[np.ndarray, list[str]]:

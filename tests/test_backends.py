@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 from fakes import FAKE_CCAS, fake_run
+from fakes import FAKE_KERNEL as KERNEL
 
 from ccbench import api, engine
 from ccbench.backends import BackendError, BackendUnavailable, get_backend
@@ -21,14 +22,6 @@ from ccbench.cli import cli
 from ccbench.results import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, ResultsError, RunResult, check_columns
 from ccbench.results import tables_from_engine as tables_of
 from ccbench.spec import Experiment
-
-KERNEL = system.KernelInfo(
-    release="6.18-test",
-    ccas=("reno", "cubic", "bbr"),
-    qdiscs={"pfifo": True, "bfifo": True, "tbf": True, "htb": True, "netem": False, "fq_codel": False},
-    qdiscs_probed=True,
-    tools={},
-)
 
 DUMBBELL = {
     "experiment": {"name": "k", "duration": "4s", "warmup": "1s", "backend": "linux"},

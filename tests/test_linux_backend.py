@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fakes import PARKING_LOT
 
 from ccbench import api
 from ccbench.backends.linux import netns, system
 from ccbench.backends.linux.netns import STATE_DIR, list_our_namespaces
-from ccbench.metrics import summary
+from ccbench.metrics import connection_setup, summary
 from ccbench.results import check_columns
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -162,6 +163,11 @@ def test_delay_line_rate_schedule_and_sized_flows(tmp_path):
     assert int(short["delivered_bytes"]) == 1_000_000 and int(short["end_ns"]) == int(
         short["start_ns"] + short["fct_ns"]
     )
+    # its handshake, measured by the sized-flow tool: about one RTT, inside the FCT
+    assert 9_500_000 <= int(short["setup_ns"]) < min(50_000_000, int(short["fct_ns"]))
+    assert int(short["syn_retrans"]) == 0 and not bool(short["setup_failed"])
+    assert int(flows.loc["cubic0", "setup_ns"]) == -1  # iperf3 does not report its handshake
+    assert connection_setup(res.flows)["established"] == 1
     ev = res.events
     assert (ev["kind"].astype(str) == "flow_complete").sum() == 1
     # the rate step is applied at 2 s, and the bulk flow's goodput follows it
@@ -172,6 +178,42 @@ def test_delay_line_rate_schedule_and_sized_flows(tmp_path):
     t, d = late["time_ns"].to_numpy(dtype=float), late["delivered_bytes"].to_numpy(dtype=float)
     rate = (d[-1] - d[0]) * 8e9 / (t[-1] - t[0])
     assert 25e6 < rate < 40e6, rate
+
+
+def test_parking_lot_routes_each_flow_through_its_links(tmp_path):
+    """Two bottlenecks, three flows: the per-link packet counters carry exactly the
+    flows whose route crosses each link (a flow on the wrong link would add or
+    remove a whole flow's packets), and the RTTs include the links' delay lines."""
+    res = api.run(PARKING_LOT, tmp_path / "run")
+    check_columns(res.tables)
+    links = res.links.set_index("link")
+    assert sorted(links.index) == ["hop0", "hop0_rev", "hop1", "hop1_rev"]
+    flows = res.flows.set_index("group")
+    sent = flows["segs_sent"].astype(int)
+    for link, crossing in (("hop0", ["long", "cross0"]), ("hop1", ["long", "cross1"])):
+        # the counters and the ss samples are read a few ms apart: a few percent either way
+        ratio = int(links.loc[link, "tx_pkts"]) / int(sent[crossing].sum())
+        assert 0.93 < ratio < 1.07, (link, ratio)
+        # the reverse direction carries their ACKs: ~52-byte packets
+        rev = links.loc[f"{link}_rev"]
+        assert 0 < int(rev["tx_bytes"]) < 0.1 * int(links.loc[link, "tx_bytes"])
+        assert int(rev["tx_pkts"]) > 0.2 * int(sent[crossing].sum())
+    assert int(links.loc["hop1", "rate_bps"]) == 10_000_000 and int(links.loc["hop1", "delay_ns"]) == 2_000_000
+    q = res.queue_ts
+    for link in links.index:
+        df = q[q["link"].astype(str) == link]
+        assert len(df) > 10 and (df["enqueued_pkts"] == df["dequeued_pkts"] + df["backlog_pkts"]).all()
+        assert (df["backlog_pkts"] <= (1000 if link.endswith("_rev") else 50)).all()
+    # each sender's RTT: its route's link delays (2 ms each way on hop1) plus its own delay line
+    lin = res.manifest["linux"]
+    assert 3_900_000 < lin["idle_rtt_ns"]["cross1"]["min_ns"] < 5_500_000  # through hop1's delay lines
+    for name, rtt in (("long", 10e6), ("cross0", 5e6), ("cross1", 6e6)):
+        assert 0.95 * rtt < lin["path_rtt_ns"][name]["min_ns"] < 1.15 * rtt, name
+        assert 0.95 * rtt < int(flows.loc[name, "min_rtt_ns"]) < 1.3 * rtt, name
+    assert lin["plan"]["network"]["routes"][2] == {"nodes": ["r1", "r2"], "links": ["hop1"]}
+    s = summary(res)
+    assert res.manifest["derived"]["bottleneck"]["link"] == "hop1" and 0.7 < s["utilization"] < 1.0
+    assert s["windows"]["drops"] == "link counters"
 
 
 def _spawn(spec_path, out):

@@ -110,7 +110,7 @@ OPTIONAL_COLUMNS: dict[str, tuple[str, ...]] = {
     "sojourn": (),
 }  # fmt: skip
 #: Tables a backend may leave out (the simulator writes them; a kernel run has no
-#: per-link counters or per-packet sojourn times).
+#: per-packet sojourn times, and counters only for the queues it shapes).
 OPTIONAL_TABLES = ("links", "sojourn")
 #: Columns every backend writes.
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {

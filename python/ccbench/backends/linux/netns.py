@@ -21,6 +21,7 @@ live run from a crashed one.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -32,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .netplan import TBF_BURST_PACKETS, QueuePlan
 from .plan import ETHERNET_HEADER, LinuxPlan, SenderPlan
+from .sampling import QueueProbe
 from .system import NAMESPACE_PREFIX, CommandError, cmd, in_ns
 
 __all__ = ["STATE_DIR", "Topology", "cleanup_leftovers", "list_our_namespaces", "new_run_id"]
@@ -41,6 +44,9 @@ STATE_DIR = Path(os.environ.get("CCBENCH_LINUX_STATE_DIR", "/run/ccbench-linux")
 RECEIVER_ADDR = "10.202.0.2"
 BOTTLENECK_HANDLE = "10:"
 ACCESS_HANDLE = "20:"
+#: Receive/send buffers large enough never to limit a flow, as the simulator's default rwnd.
+BUFFERS = ("net.ipv4.tcp_rmem=4096 131072 67108864", "net.ipv4.tcp_wmem=4096 16384 67108864",
+           "net.ipv4.tcp_no_metrics_save=1")  # fmt: skip
 
 
 def new_run_id() -> str:
@@ -161,6 +167,37 @@ class Topology:
     def sender_ns(self, i: int) -> str:
         return self.prefix + f"s{i}"
 
+    def receiver_ns(self, sender: int) -> str:
+        """The namespace of sender ``sender``'s receivers (the iperf3 servers)."""
+        return self.receiver
+
+    def receiver_addr(self, sender: int) -> str:
+        return RECEIVER_ADDR
+
+    def access_router(self, sender: int) -> str:
+        """The router a sender is attached to (where its ACKs turn into its delay line)."""
+        return self.router
+
+    def access_queue(self, s: SenderPlan) -> QueuePlan | None:
+        """A sender's shaped access link (only when the spec gives ``access_rate``)."""
+        if s.access_rate_bps is None:
+            return None
+        return QueuePlan(f"access_fwd:{s.name}", s.access_rate_bps, (), "pfifo", s.access_queue_pkts or 1000,
+                         TBF_BURST_PACKETS * self.plan.mtu)  # fmt: skip
+
+    def shaped(self) -> list[tuple[QueuePlan, QueueProbe]]:
+        """Every shaped queue with where it is (sampled into ``queue_ts`` and ``links``)."""
+        out = [(self.plan.bottleneck, QueueProbe(self.plan.bottleneck.link, self.router, "b0", BOTTLENECK_HANDLE))]
+        for s in self.plan.senders:
+            q = self.access_queue(s)
+            if q is not None:
+                out.append((q, QueueProbe(q.link, self.sender_ns(s.index), "eth0", ACCESS_HANDLE)))
+        return out
+
+    def link_delay_lines(self) -> list[dict[str, Any]]:
+        """Delay lines inside network links (none in the dumbbell): ``delay_line_args`` dicts."""
+        return []
+
     def delay_ns(self, i: int) -> str:
         return self.prefix + f"l{i}"
 
@@ -244,10 +281,8 @@ class Topology:
             pass
         self.offload_report[f"{ns.removeprefix(self.prefix)}/{dev}"] = report
 
-    def build(self) -> None:
-        """Create everything. On any failure the caller must call :meth:`teardown`."""
+    def _add_namespaces(self) -> None:
         self._write_state()
-        p = self.plan
         for ns in self.namespaces():
             cmd(["ip", "netns", "add", ns])
             self.created.append(ns)
@@ -255,48 +290,65 @@ class Topology:
             # no IPv6 chatter (router solicitations, neighbour discovery) on our links
             cmd(in_ns(ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
                       "net.ipv6.conf.default.disable_ipv6=1"))  # fmt: skip
-        r, d = self.router, self.receiver
-        cmd(in_ns(r, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+
+    @staticmethod
+    def _make_router(ns: str) -> None:
+        cmd(in_ns(ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
                   "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
-        # receive/send buffers large enough never to limit a flow, as the simulator's default rwnd
-        buffers = ("net.ipv4.tcp_rmem=4096 131072 67108864", "net.ipv4.tcp_wmem=4096 16384 67108864",
-                   "net.ipv4.tcp_no_metrics_save=1")  # fmt: skip
-        cmd(in_ns(d, "sysctl", "-q", "-w", *buffers))
+
+    def _sender(self, s: SenderPlan, router: str) -> None:
+        """Sender ``s``'s namespace and its link to ``router`` (device ``a<i>`` there)."""
+        i, sn = s.index, self.sender_ns(s.index)
+        # iperf3 sets TCP_CONGESTION after connect(): each flow starts with the
+        # namespace's default CCA. A default of bbr would leave TCP's internal pacing
+        # on (bbr_init sets SK_PACING_NEEDED; switching CCA keeps it), so "cubic" and
+        # "reno" flows would be paced. reno never turns pacing on (and a child namespace
+        # may only default to a CCA in tcp_allowed_congestion_control, "reno bbr" here).
+        cmd(in_ns(sn, "sysctl", "-q", "-w", *BUFFERS, f"net.ipv4.tcp_ecn={1 if s.ecn else 0}",
+                  "net.ipv4.tcp_congestion_control=reno",
+                  "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
+        sender_host = {"gso_max_segs": s.gso_max_segs, "gso_max_size": s.gso_max_size}
+        self._veth(sn, "eth0", mac(2, i, 1), router, f"a{i}", mac(2, i, 2), host_a=sender_host)
+        cmd(["ip", "-n", sn, "addr", "add", f"{sender_addr(i)}/24", "dev", "eth0"])
+        cmd(["ip", "-n", router, "addr", "add", f"10.201.{i}.254/24", "dev", f"a{i}"])
+        route = ["ip", "-n", sn, "route", "add", "default", "via", f"10.201.{i}.254", "dev", "eth0",
+                 "initcwnd", str(s.initial_cwnd)]  # fmt: skip
+        if s.rto_min_ns != 200_000_000:
+            route += ["rto_min", f"{s.rto_min_ns // 1000}us"]
+        cmd(route)
+
+    def _route_back(self, s: SenderPlan, receiver: str, via: str) -> None:
+        """The receiver's route to sender ``s`` (``quickack`` when its flows disable delayed ACKs)."""
+        back = ["ip", "-n", receiver, "route", "add", f"10.201.{s.index}.0/24", "via", via, "dev", "eth0"]
+        if s.quickack:
+            back += ["quickack", "1"]
+        cmd(back)
+
+    def build(self) -> None:
+        """Create everything. On any failure the caller must call :meth:`teardown`."""
+        self._add_namespaces()
+        p = self.plan
+        r, d = self.router, self.receiver
+        self._make_router(r)
+        cmd(in_ns(d, "sysctl", "-q", "-w", *BUFFERS))
         self._veth(r, "b0", mac(1, 0, 1), d, "eth0", mac(1, 0, 2), host_b={"gro_max_size": p.receiver_gro_max_size})
         cmd(["ip", "-n", r, "addr", "add", "10.202.0.1/24", "dev", "b0"])
         cmd(["ip", "-n", d, "addr", "add", f"{RECEIVER_ADDR}/24", "dev", "eth0"])
         for s in p.senders:
-            i, sn = s.index, self.sender_ns(s.index)
-            # iperf3 sets TCP_CONGESTION after connect(): each flow starts with the
-            # namespace's default CCA. A default of bbr would leave TCP's internal pacing
-            # on (bbr_init sets SK_PACING_NEEDED; switching CCA keeps it), so "cubic" and
-            # "reno" flows would be paced. reno never turns pacing on (and a child namespace
-            # may only default to a CCA in tcp_allowed_congestion_control, "reno bbr" here).
-            cmd(in_ns(sn, "sysctl", "-q", "-w", *buffers, f"net.ipv4.tcp_ecn={1 if s.ecn else 0}",
-                      "net.ipv4.tcp_congestion_control=reno",
-                      "net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0"))  # fmt: skip
-            sender_host = {"gso_max_segs": s.gso_max_segs, "gso_max_size": s.gso_max_size}
-            self._veth(sn, "eth0", mac(2, i, 1), r, f"a{i}", mac(2, i, 2), host_a=sender_host)
-            cmd(["ip", "-n", sn, "addr", "add", f"{sender_addr(i)}/24", "dev", "eth0"])
-            cmd(["ip", "-n", r, "addr", "add", f"10.201.{i}.254/24", "dev", f"a{i}"])
-            route = ["ip", "-n", sn, "route", "add", "default", "via", f"10.201.{i}.254", "dev", "eth0",
-                     "initcwnd", str(s.initial_cwnd)]  # fmt: skip
-            if s.rto_min_ns != 200_000_000:
-                route += ["rto_min", f"{s.rto_min_ns // 1000}us"]
-            cmd(route)
-            back = ["ip", "-n", d, "route", "add", f"10.201.{i}.0/24", "via", "10.202.0.1", "dev", "eth0"]
-            if s.quickack:
-                back += ["quickack", "1"]
-            cmd(back)
-            if s.access_rate_bps is not None:
-                self._shape(sn, "eth0", s.access_rate_bps, "pfifo", s.access_queue_pkts or 1000, ACCESS_HANDLE)
+            self._sender(s, r)
+            self._route_back(s, d, "10.202.0.1")
         for s in self.delayed_senders():
             if p.delay_method == "delayline":
                 self._delay_link(s)
-        self._shape(r, "b0", p.rate_bps, p.qdisc, p.limit, BOTTLENECK_HANDLE)
+        self._shape_all()
+
+    def _shape_all(self) -> None:
+        for q, probe in self.shaped():
+            self._shape(probe.ns, probe.dev, q, probe.handle)
 
     def _delay_link(self, s: SenderPlan) -> None:
-        i, sn, ln, r = s.index, self.sender_ns(s.index), self.delay_ns(s.index), self.router
+        """The sender's ACKs leave its router through namespace ``l<i>``, where the delay line holds them."""
+        i, sn, ln, r = s.index, self.sender_ns(s.index), self.delay_ns(s.index), self.access_router(s.index)
         self._veth(r, f"dl{i}", mac(3, i, 1), ln, "in", mac(3, i, 2))
         self._veth(ln, "out", mac(3, i, 3), sn, "eth1", mac(3, i, 4))
         # checksums are computed before the frame leaves the router, so the delay line
@@ -315,32 +367,27 @@ class Topology:
 
     def netem_delay(self, s: SenderPlan, delay_ns: int) -> None:
         """Delay the ACKs toward sender ``s`` with netem on the router (kernels that have it)."""
-        cmd(["tc", "-n", self.router, "qdisc", "replace", "dev", f"a{s.index}", "root", "netem", "delay",
+        cmd(["tc", "-n", self.access_router(s.index), "qdisc", "replace", "dev", f"a{s.index}", "root", "netem", "delay",
              f"{delay_ns // 1000}us", "limit", "100000"])  # fmt: skip
 
-    def _shape(self, ns: str, dev: str, rate_bps: int, qdisc: str, limit: int, handle: str) -> None:
+    def _shape(self, ns: str, dev: str, q: QueuePlan, handle: str, verb: str = "replace") -> None:
         # The size table takes the Ethernet header off every packet, so that the rate and
         # a bfifo's byte limit count IP packets (MSS + 52 bytes), as the simulator does.
-        cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "stab", "overhead",
-             str(-ETHERNET_HEADER), "tbf", "rate", f"{rate_bps}bit", "burst", str(self.plan.tbf_burst_bytes),
-             "limit", "100000000"])  # fmt: skip
-        self._set_child(ns, dev, qdisc, limit, handle, "add")
+        cmd(["tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "stab", "overhead",
+             str(-ETHERNET_HEADER), "tbf", *q.tbf_args()])  # fmt: skip
+        # Changing tbf resets a fifo child's limit to tbf's own, so the child is set again at once.
+        cmd(["tc", "-n", ns, "qdisc", "add" if verb == "replace" else "change", "dev", dev, "parent", "1:1",
+             "handle", handle, q.qdisc, "limit", str(q.limit)])  # fmt: skip
 
-    def _set_child(self, ns: str, dev: str, qdisc: str, limit: int, handle: str, verb: str) -> None:
-        cmd(["tc", "-n", ns, "qdisc", verb, "dev", dev, "parent", "1:1", "handle", handle, qdisc, "limit", str(limit)])
-
-    def change_rate(self, rate_bps: int) -> None:
-        """A ``rate_schedule`` step. Changing tbf resets a fifo child's limit to tbf's
-        own, so the child's limit is set again at once."""
-        r = self.router
-        cmd(["tc", "-n", r, "qdisc", "change", "dev", "b0", "root", "handle", "1:", "stab", "overhead",
-             str(-ETHERNET_HEADER), "tbf", "rate", f"{rate_bps}bit", "burst", str(self.plan.tbf_burst_bytes),
-             "limit", "100000000"])  # fmt: skip
-        self._set_child(r, "b0", self.plan.qdisc, self.plan.limit, BOTTLENECK_HANDLE, "change")
+    def change_rate(self, q: QueuePlan, probe: QueueProbe, rate_bps: int) -> None:
+        """A ``rate_schedule`` step of one shaped queue."""
+        self._shape(probe.ns, probe.dev, dataclasses.replace(q, rate_bps=rate_bps), probe.handle, "change")
 
     def qdisc_report(self) -> dict[str, Any]:
         out = {}
-        for ns, dev in [(self.router, "b0"), *((self.sender_ns(s.index), "eth0") for s in self.plan.senders)]:
+        devices = [(probe.ns, probe.dev) for _, probe in self.shaped()]
+        devices += [(self.sender_ns(s.index), "eth0") for s in self.plan.senders]
+        for ns, dev in dict.fromkeys(devices):
             text = cmd(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev], check=False).stdout
             try:
                 out[f"{ns.removeprefix(self.prefix)}/{dev}"] = json.loads(text)
@@ -351,7 +398,7 @@ class Topology:
     def ping(self, sender: int, count: int = 20) -> dict[str, float]:
         """RTT of the idle path from sender ``sender`` to the receiver, in ns."""
         proc = cmd(in_ns(self.sender_ns(sender), "ping", "-q", "-n", "-c", str(count), "-i", "0.01", "-W", "1",
-                         RECEIVER_ADDR), check=False)  # fmt: skip
+                         self.receiver_addr(sender)), check=False)  # fmt: skip
         for line in proc.stdout.splitlines():
             if line.startswith("rtt") or line.startswith("round-trip"):
                 mn, avg, mx = (float(x) for x in line.split("=")[1].split()[0].split("/")[:3])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ...engine import HEADER_BYTES
 from ...units import format_duration
 from .. import BackendError
+from .netplan import NetworkPlan, QueuePlan, link_queue, network_plan
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -39,8 +40,6 @@ NATURAL_RTT_NS = 200_000
 #: `[[flows]]` traffic fields (docs/traffic.md) only the simulator runs.
 TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "rate", "on", "off", "transport", "bursts")
 MAX_FLOWS = 64
-#: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
-TBF_BURST_PACKETS = 2
 #: Sampling finer than this costs more than the ``ss``/``tc`` calls can keep up with.
 MIN_SAMPLE_INTERVAL_NS = 20_000_000
 #: Used when the spec disables sampling (0): the window accounting needs samples.
@@ -89,10 +88,15 @@ class SenderPlan:
     gso_max_segs: int
     gso_max_size: int
     delay_path: str
+    #: Round-trip propagation delay of the network links of its route (their own delay
+    #: lines add it; 0 in the dumbbell, where the whole RTT is the sender's).
+    route_rtt_ns: int = 0
+    #: Host overrides of its receiver's device (network topologies: one receiver each).
+    gro_max_size: int = 65536
 
     @property
     def needs_delay(self) -> bool:
-        return self.rtt_ns > NATURAL_RTT_NS
+        return self.rtt_ns - self.route_rtt_ns > NATURAL_RTT_NS
 
 
 @dataclass(frozen=True)
@@ -100,34 +104,34 @@ class LinuxPlan:
     duration_ns: int
     warmup_ns: int
     sample_interval_ns: int
-    rate_bps: int
-    rate_schedule: tuple[tuple[int, int], ...]
-    qdisc: str  # "pfifo" | "bfifo"
-    limit: int  # packets for pfifo, bytes for bfifo
+    #: The dumbbell's bottleneck (beyond the dumbbell: the primary link's forward direction).
+    bottleneck: QueuePlan
     mtu: int
-    tbf_burst_bytes: int
     offloads: str  # "host" | "kernel"
     receiver_gro_max_size: int
     delay_method: str  # "none" | "delayline" | "netem"
     senders: tuple[SenderPlan, ...]
     flows: tuple[FlowPlan, ...]
+    #: Routers, links and routes of a parking lot or graph (None: the dumbbell).
+    network: NetworkPlan | None = None
+
+    @property
+    def qdisc(self) -> str:
+        return self.bottleneck.qdisc
+
+    @property
+    def limit(self) -> int:
+        return self.bottleneck.limit
 
     def as_dict(self) -> dict[str, Any]:
         """For the manifest."""
+        network = {"network": self.network.as_dict()} if self.network is not None else {}
         return {
             "duration_ns": self.duration_ns,
             "warmup_ns": self.warmup_ns,
             "sample_interval_ns": self.sample_interval_ns,
-            "bottleneck": {
-                "rate_bps": self.rate_bps,
-                "rate_schedule": [list(c) for c in self.rate_schedule],
-                "shaper": "tbf",
-                "tbf_burst_bytes": self.tbf_burst_bytes,
-                "size_table_overhead_bytes": -ETHERNET_HEADER,
-                "qdisc": self.qdisc,
-                "limit": self.limit,
-                "limit_unit": "packets" if self.qdisc == "pfifo" else "bytes",
-            },
+            "bottleneck": {**self.bottleneck.as_dict(), "size_table_overhead_bytes": -ETHERNET_HEADER},
+            **network,
             "mtu": self.mtu,
             "offloads": self.offloads,
             "receiver_gro_max_size": self.receiver_gro_max_size,
@@ -151,45 +155,52 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
     def lacks_qdisc(kind: str) -> bool:
         return kernel.has_qdisc(kind) is False
 
-    e, b = exp.experiment, exp.bottleneck
-    if exp.topology is not None or b is None:
-        topo_kind = exp.topology.kind if exp.topology is not None else None
-        raise BackendError(
-            "linux", [f"topology.kind = {topo_kind!r}: the linux backend builds only the dumbbell ([bottleneck])"]
-        )
-    buf = exp.buffer()
+    e = exp.experiment
     offloads, delay_opt = _linux_options(exp)
-    # --- the bottleneck
-    for kind in ("tbf",):
-        if lacks_qdisc(kind):
-            problems.append(f"shaping the bottleneck needs the {kind} qdisc, which this kernel does not provide")
-    if buf.qdisc not in ("pfifo", "bfifo"):
-        if lacks_qdisc(buf.qdisc):
+    mtu = max(f.mss for f in exp.flows) + HEADER_BYTES
+    # --- the network: every shaped direction, and beyond the dumbbell the routes
+    if lacks_qdisc("tbf"):
+        problems.append("shaping the links needs the tbf qdisc, which this kernel does not provide")
+    network = None
+    if exp.topology is not None:
+        network = network_plan(exp, mtu, kernel, problems)
+        bottleneck = next(q for q in network.queues() if q.link == exp.primary_link().name)
+    else:
+        link = exp.links()[0]
+        bottleneck = link_queue(exp, link, False, mtu, kernel, problems)
+        if link.spec.reverse is not None or link.spec.reverse_loss != 0.0:
+            field = "bottleneck.reverse" if link.spec.reverse is not None else "bottleneck.reverse_loss"
             problems.append(
-                f"bottleneck.qdisc = {buf.qdisc!r} needs the {buf.qdisc} qdisc, which this kernel does not provide"
+                f"{field}: the linux backend's dumbbell does not shape the ACK direction; a parking lot of one hop "
+                "([topology] kind = 'parking_lot') shapes both directions of its link"
             )
-        else:
-            problems.append(
-                f"bottleneck.qdisc = {buf.qdisc!r} is not supported by the linux backend yet (pfifo, bfifo)"
-            )
-    elif lacks_qdisc(buf.qdisc):
-        problems.append(
-            f"bottleneck.qdisc = {buf.qdisc!r} needs the {buf.qdisc} qdisc, which this kernel does not provide"
-        )
-    if b.loss != 0.0:
-        loss = f"{b.loss:g}" if isinstance(b.loss, float) else "gilbert_elliott"
-        problems.append(
-            f"bottleneck.loss = {loss} (random loss) needs the netem qdisc, which "
-            + ("this kernel does not provide" if lacks_qdisc("netem") else "the linux backend does not drive yet")
-        )
+    for i, s in enumerate(exp.senders):
+        for field in ("access_loss", "access_reverse_loss"):
+            loss = getattr(s, field)
+            if loss != 0.0:
+                problems.append(
+                    f"senders[{i}].{field} = {loss if isinstance(loss, float) else 'gilbert_elliott'} (random loss) "
+                    "needs the netem qdisc, which "
+                    + ("this kernel does not provide" if lacks_qdisc("netem") else "the linux backend does not drive yet")
+                )
     # --- delay emulation
-    needs_delay = any(exp.sender_rtt(i) > NATURAL_RTT_NS for i in range(len(exp.senders)))
+    routes_rtt = [r.propagation_rtt_ns for r in network.routes] if network is not None else [0] * len(exp.senders)
+    needs_delay = any(exp.sender_rtt(i) - routes_rtt[i] > NATURAL_RTT_NS for i in range(len(exp.senders)))
+    if network is not None:
+        needs_delay = needs_delay or any(q.delay_ns > 0 for q in network.queues())
     if delay_opt == "netem" and lacks_qdisc("netem"):
         problems.append(
             "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
         )
+    elif delay_opt == "netem" and network is not None:
+        problems.append(
+            f"linux.delay = 'netem': the linux backend delays the links of a {exp.topology.kind} "  # type: ignore[union-attr]
+            "with the userspace delay line only; use 'auto' or 'delayline'"
+        )
     if not needs_delay:
         delay_method = "none"
+    elif network is not None:
+        delay_method = "delayline"
     elif delay_opt == "auto":
         delay_method = "netem" if kernel.has_qdisc("netem") else "delayline"
     else:
@@ -206,7 +217,6 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         problems.append(f"{n_flows} flows: the linux backend runs one iperf3 pair per flow, at most {MAX_FLOWS}")
     # --- flows
     rng = random.Random(e.seed)
-    max_mss = max(f.mss for f in exp.flows)
     per_sender: dict[int, dict[str, set[Any]]] = {}
     flows: list[FlowPlan] = []
     for i, f in enumerate(exp.flows):
@@ -277,7 +287,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             )
     hosts: dict[str, dict[str, Any]] = exp.derived().get("hosts", {})
     gro_sizes = {int(hosts.get(s.name, {}).get("gro_max_size", 65536)) for s in exp.senders}
-    if offloads == "host" and len(gro_sizes) > 1:
+    if offloads == "host" and len(gro_sizes) > 1 and network is None:
         problems.append(
             f"the senders' hosts differ in gro_max_size ({', '.join(map(str, sorted(gro_sizes)))}); the kernel run "
             "has one receiving device, so they must agree"
@@ -315,24 +325,22 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                 gso_max_segs=int(host.get("gso_max_segs", 65535)),
                 gso_max_size=int(host.get("gso_max_size", 65536)),
                 delay_path=str(getattr(s, "delay_path", "ack")),
+                route_rtt_ns=routes_rtt[si],
+                gro_max_size=int(host.get("gro_max_size", 65536)),
             )
         )
     if problems:
         raise BackendError("linux", problems)
-    mtu = max_mss + HEADER_BYTES
     return LinuxPlan(
         duration_ns=e.duration,
         warmup_ns=e.warmup,
         sample_interval_ns=interval,
-        rate_bps=b.rate,
-        rate_schedule=tuple((c.at, c.rate) for c in b.rate_schedule),
-        qdisc=buf.qdisc,
-        limit=buf.packets if buf.qdisc == "pfifo" else buf.bytes,
+        bottleneck=bottleneck,
         mtu=mtu,
-        tbf_burst_bytes=TBF_BURST_PACKETS * mtu,
         offloads=offloads,
         receiver_gro_max_size=max(gro_sizes) if gro_sizes else 65536,
         delay_method=delay_method,
         senders=tuple(senders),
         flows=tuple(flows),
+        network=network,
     )

@@ -26,9 +26,10 @@ from typing import Any
 
 from .. import BackendRun, ProgressFn
 from . import delayline, sizedflow
-from .netns import BOTTLENECK_HANDLE, RECEIVER_ADDR, Topology, popen_in_ns
+from .netns import Topology, popen_in_ns
+from .network import NetworkTopology
 from .plan import LinuxPlan
-from .sampling import QueueProbe, Sampler
+from .sampling import Sampler
 from .system import KernelInfo, cmd, in_ns
 from .tables import FlowOutcome, build_tables
 
@@ -101,7 +102,8 @@ def _iperf_summary(client: dict[str, Any], server: dict[str, Any]) -> dict[str, 
         out["received_bytes"] = server["end"]["sum_received"]["bytes"]
     except (KeyError, TypeError):
         pass
-    for key in ("sent_bytes", "fct_ns", "received_bytes"):  # a sized flow's own tool
+    # a sized flow's own tool
+    for key in ("sent_bytes", "fct_ns", "received_bytes", "setup_ns", "syn_retrans", "setup_failed"):
         if key in client or key in server:
             out[key] = client.get(key, server.get(key))
     try:
@@ -111,24 +113,29 @@ def _iperf_summary(client: dict[str, Any], server: dict[str, Any]) -> dict[str, 
     return out
 
 
-def _wait_listening(topo: Topology, ports: list[int]) -> None:
+def _wait_listening(ports: dict[str, set[int]]) -> None:
+    """Wait until every receiver namespace listens on its ports."""
     deadline = time.monotonic() + SERVER_READY_TIMEOUT_S
-    want = set(ports)
+    waiting = dict(ports)
     while time.monotonic() < deadline:
-        out = cmd(in_ns(topo.receiver, "ss", "-ltnH"), check=False).stdout
-        listening = {int(w.rsplit(":", 1)[1]) for line in out.splitlines() for w in line.split()[3:4] if ":" in w}
-        if want <= listening:
+        for ns, want in list(waiting.items()):
+            out = cmd(in_ns(ns, "ss", "-ltnH"), check=False).stdout
+            listening = {int(w.rsplit(":", 1)[1]) for line in out.splitlines() for w in line.split()[3:4] if ":" in w}
+            if want <= listening:
+                del waiting[ns]
+        if not waiting:
             return
         time.sleep(0.05)
     raise RuntimeError(f"iperf3 servers did not start listening within {SERVER_READY_TIMEOUT_S:g} s")
 
 
-def _start_delay_line(topo: Topology, sender: Any, delay_ns: int) -> subprocess.Popen[bytes]:
-    a = topo.delay_line_args(sender, delay_ns)
-    argv = [sys.executable, delayline.__file__, a["src_dev"], a["dst_dev"], str(delay_ns), a["dst_mac"], a["src_mac"]]
+def _start_delay_line(a: dict[str, Any], what: str) -> subprocess.Popen[bytes]:
+    """A delay line from :meth:`Topology.delay_line_args` or :meth:`Topology.link_delay_lines`."""
+    argv = [sys.executable, delayline.__file__, a["src_dev"], a["dst_dev"], str(a["delay_ns"]), a["dst_mac"],
+            a["src_mac"]]  # fmt: skip
     line = popen_in_ns(a["ns"], argv, stdout=subprocess.PIPE)
     try:
-        _wait_ready(line, f"the delay line of sender {sender.name!r}")
+        _wait_ready(line, what)
     except BaseException:
         _stop([line])
         raise
@@ -150,14 +157,14 @@ def _server_argv(f: Any) -> list[str]:
     return ["iperf3", "-s", "-1", "-p", str(f.server_port), "-J"]
 
 
-def _client_argv(plan: LinuxPlan, f: Any) -> list[str]:
+def _client_argv(plan: LinuxPlan, f: Any, server: str) -> list[str]:
     """iperf3 for bulk flows; :mod:`.sizedflow` for a flow with a size (it waits for
     the receiver to have every byte, which ``iperf3 -n`` does not)."""
     mss_option = f.mss + 12 if f.mss != plan.mtu - 52 else 0  # TCP_MAXSEG counts the timestamp option
     if f.size_bytes is not None:
-        return [sys.executable, sizedflow.__file__, "client", RECEIVER_ADDR, str(f.server_port), str(f.client_port),
+        return [sys.executable, sizedflow.__file__, "client", server, str(f.server_port), str(f.client_port),
                 f.kernel_cca, str(f.size_bytes), str(mss_option)]  # fmt: skip
-    argv = ["iperf3", "-c", RECEIVER_ADDR, "-p", str(f.server_port), "--cport", str(f.client_port),
+    argv = ["iperf3", "-c", server, "-p", str(f.server_port), "--cport", str(f.client_port),
             "-C", f.kernel_cca, "-J", "--connect-timeout", "5000"]  # fmt: skip
     if f.stop_ns is not None:
         argv += ["-t", str(f.iperf_seconds)]
@@ -171,7 +178,7 @@ def _client_argv(plan: LinuxPlan, f: Any) -> list[str]:
 
 
 def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None = None) -> BackendRun:
-    topo = Topology(plan)
+    topo = NetworkTopology(plan) if plan.network is not None else Topology(plan)
     procs: list[subprocess.Popen[bytes]] = []
     workdir = Path(tempfile.mkdtemp(prefix="ccbench-linux-"))
     wall0 = time.perf_counter()
@@ -180,10 +187,12 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
     try:
         with _sigterm_raises():
             topo.build()
+            # the links' own delays first: they are part of every idle path
+            procs.extend(_start_delay_line(a, f"the delay line of link {a['what']!r}") for a in topo.link_delay_lines())
             # The idle path's RTT, through a zero-delay line where there will be one (its
             # own processing is part of the path), then the line with the delay added.
-            lines = {s.index: _start_delay_line(topo, s, 0) for s in topo.delayed_senders()
-                     if plan.delay_method == "delayline"}  # fmt: skip
+            lines = {s.index: _start_delay_line(topo.delay_line_args(s, 0), f"the delay line of sender {s.name!r}")
+                     for s in topo.delayed_senders() if plan.delay_method == "delayline"}  # fmt: skip
             procs.extend(lines.values())
             idle = {s.index: topo.ping(s.index) for s in plan.senders}
             delays: dict[int, int] = {}
@@ -191,31 +200,35 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 delays[s.index] = max(0, s.rtt_ns - int(idle[s.index]["min_ns"]))
                 if plan.delay_method == "delayline":
                     _stop([lines[s.index]])
-                    procs.append(_start_delay_line(topo, s, delays[s.index]))
+                    args = topo.delay_line_args(s, delays[s.index])
+                    procs.append(_start_delay_line(args, f"the delay line of sender {s.name!r}"))
                 else:
                     topo.netem_delay(s, delays[s.index])
             path_rtt = {s.index: topo.ping(s.index) for s in topo.delayed_senders()}
             base_rtt = {i: int((path_rtt.get(i) or idle[i])["min_ns"]) for i in idle}
+            listening: dict[str, set[int]] = {}
             for f in plan.flows:
                 out = open(workdir / f"server-{f.flow_id}.json", "wb")  # noqa: SIM115 (closed with the process)
-                procs.append(popen_in_ns(topo.receiver, _server_argv(f), stdout=out))
+                procs.append(popen_in_ns(topo.receiver_ns(f.sender), _server_argv(f), stdout=out))
                 out.close()
-            _wait_listening(topo, [f.server_port for f in plan.flows])
+                listening.setdefault(topo.receiver_ns(f.sender), set()).add(f.server_port)
+            _wait_listening(listening)
 
             t0 = time.monotonic_ns()
 
             def clock() -> int:
                 return time.monotonic_ns() - t0
 
-            probes = [QueueProbe("bottleneck", topo.router, "b0", BOTTLENECK_HANDLE)]
-            probes += [QueueProbe(f"access_fwd:{s.name}", topo.sender_ns(s.index), "eth0", "20:")
-                       for s in plan.senders if s.access_rate_bps is not None]  # fmt: skip
+            shaped = topo.shaped()
+            probes = [probe for _, probe in shaped]
             sampler = Sampler(clock, plan.sample_interval_ns, [topo.sender_ns(s.index) for s in plan.senders], probes)
             sampler.start()
             pending = sorted(plan.flows, key=lambda f: (f.start_ns, f.flow_id))
-            changes = list(plan.rate_schedule)
-            applied: list[tuple[int, int, int]] = []
-            rate = plan.rate_bps
+            # every shaped queue's rate schedule, in time order
+            changes = sorted(((at, n, new) for n, (q, _) in enumerate(shaped) for at, new in q.rate_schedule),
+                             key=lambda c: (c[0], c[1]))  # fmt: skip
+            applied: list[tuple[int, str, int, int]] = []
+            rates = {q.link: q.rate_bps for q, _ in shaped}
             clients: dict[int, subprocess.Popen[bytes]] = {}
             outcomes: dict[int, FlowOutcome] = {}
             end_ns = plan.duration_ns + plan.sample_interval_ns  # one sample past the end
@@ -224,15 +237,17 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 while pending and pending[0].start_ns <= now:
                     f = pending.pop(0)
                     out = open(workdir / f"client-{f.flow_id}.json", "wb")  # noqa: SIM115
-                    clients[f.flow_id] = popen_in_ns(topo.sender_ns(f.sender), _client_argv(plan, f), stdout=out)
+                    argv = _client_argv(plan, f, topo.receiver_addr(f.sender))
+                    clients[f.flow_id] = popen_in_ns(topo.sender_ns(f.sender), argv, stdout=out)
                     out.close()
                     procs.append(clients[f.flow_id])
                     outcomes[f.flow_id] = FlowOutcome(launched_ns=clock(), base_rtt_ns=base_rtt[f.sender])
                 while changes and changes[0][0] <= now:
-                    at, new = changes.pop(0)
-                    topo.change_rate(new)
-                    applied.append((clock(), new, rate))
-                    rate = new
+                    _, n, new = changes.pop(0)
+                    q, probe = shaped[n]
+                    topo.change_rate(q, probe, new)
+                    applied.append((clock(), q.link, new, rates[q.link]))
+                    rates[q.link] = new
                 for fid, p in clients.items():
                     if p.poll() is not None and outcomes[fid].exited_ns is None:
                         outcomes[fid].exited_ns = clock()
@@ -267,7 +282,7 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 owner = port_to_flow.get((ns, sample.local_port))
                 if owner is not None:
                     by_flow[owner].append((t, sample))
-            tables = build_tables(plan, by_flow, sampler.queues, outcomes, applied)
+            tables = build_tables(plan, by_flow, sampler.queues, outcomes, applied, [q for q, _ in shaped])
             qdiscs = topo.qdisc_report()
             manifest = {
                 "linux": {

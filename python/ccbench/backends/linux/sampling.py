@@ -123,14 +123,15 @@ class QueueSample:
     marked_pkts: int
 
 
-def parse_tc(text: str, handle: str) -> QueueSample | None:
-    """The qdisc with ``handle`` (e.g. ``"10:"``) in ``tc -s -j qdisc show`` output."""
+def parse_tc(text: str, handle: str, dev: str | None = None) -> QueueSample | None:
+    """The qdisc with ``handle`` (e.g. ``"10:"``; on device ``dev`` when given) in
+    ``tc -s -j qdisc show`` output."""
     try:
         qdiscs = json.loads(text)
     except json.JSONDecodeError:
         return None
     for q in qdiscs if isinstance(qdiscs, list) else []:
-        if q.get("handle") == handle:
+        if q.get("handle") == handle and (dev is None or q.get("dev") == dev):
             return QueueSample(
                 backlog_bytes=int(q.get("backlog", 0)),
                 backlog_pkts=int(q.get("qlen", 0)),
@@ -196,13 +197,17 @@ class Sampler(threading.Thread):
                 self.errors.append(f"ss in {ns}: {proc.stderr.strip()}")
                 continue
             self.sockets.extend((t, ns, s) for s in parse_ss(proc.stdout))
+        by_ns: dict[str, list[QueueProbe]] = {}
         for q in self.queue_probes:
-            t, proc = self._timed(["tc", "-n", q.ns, "-s", "-j", "qdisc", "show", "dev", q.dev])
-            sample = parse_tc(proc.stdout, q.handle) if proc.returncode == 0 else None
-            if sample is None:
-                self.errors.append(f"tc in {q.ns} dev {q.dev}: {proc.stderr.strip() or 'no qdisc ' + q.handle}")
-                continue
-            self.queues.append((t, q.link, sample))
+            by_ns.setdefault(q.ns, []).append(q)
+        for ns, probes in by_ns.items():  # one call per namespace reads all its queues
+            t, proc = self._timed(["tc", "-n", ns, "-s", "-j", "qdisc", "show"])
+            for q in probes:
+                sample = parse_tc(proc.stdout, q.handle, q.dev) if proc.returncode == 0 else None
+                if sample is None:
+                    self.errors.append(f"tc in {q.ns} dev {q.dev}: {proc.stderr.strip() or 'no qdisc ' + q.handle}")
+                    continue
+                self.queues.append((t, q.link, sample))
 
     def run(self) -> None:
         tick = 0

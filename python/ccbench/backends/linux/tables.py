@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .netplan import QueuePlan
 from .plan import FlowPlan, LinuxPlan
 from .sampling import QueueSample, SocketSample
 
@@ -111,6 +112,22 @@ def _flow_row(
         "segs_sent_at_warmup": warm_s.data_segs_out if warm_s else 0,
         "segs_retrans_at_warmup": warm_s.retrans_total if warm_s else 0,
         "segs_delivered_at_warmup": warm_s.delivered if warm_s else 0,
+        **_setup(f, out),
+    }
+
+
+def _setup(f: FlowPlan, out: FlowOutcome) -> dict[str, Any]:
+    """The handshake columns: measured by the sized-flow tool (first SYN to the
+    SYN-ACK's arrival, and the SYNs resent); iperf3 does not report its data
+    connection's handshake, so a bulk flow has ``setup_ns`` -1 and ``syn_retrans`` 0
+    (any SYN it resent is in ``segs_retrans``: ``tcpi_total_retrans`` counts it)."""
+    error = str(out.client.get("error", ""))
+    failed = bool(out.client.get("setup_failed")) or "unable to connect" in error
+    setup = out.client.get("setup_ns") if f.size_bytes is not None else None
+    return {
+        "setup_ns": setup if isinstance(setup, int) and not failed else -1,
+        "syn_retrans": int(out.client.get("syn_retrans", 0)) if f.size_bytes is not None else 0,
+        "setup_failed": failed,
     }
 
 
@@ -120,7 +137,8 @@ _FLOW_TYPES: dict[str, pa.DataType] = {
     "delivered_bytes_at_warmup": pa.uint64(), "completed": pa.bool_(), "fct_ns": pa.int64(), "end_ns": pa.uint64(),
     "segs_sent": pa.uint64(), "segs_retrans": pa.uint64(), "segs_delivered": pa.uint64(), "min_rtt_ns": pa.int64(),
     "srtt_ns": pa.uint64(), "segs_sent_at_warmup": pa.uint64(), "segs_retrans_at_warmup": pa.uint64(),
-    "segs_delivered_at_warmup": pa.uint64(),
+    "segs_delivered_at_warmup": pa.uint64(), "setup_ns": pa.int64(), "syn_retrans": pa.uint64(),
+    "setup_failed": pa.bool_(),
 }  # fmt: skip
 _TS_TYPES: dict[str, pa.DataType] = {
     "time_ns": pa.uint64(), "flow_id": pa.uint64(), "delivered_bytes": pa.uint64(), "cwnd_pkts": pa.uint64(),
@@ -180,10 +198,12 @@ def build_tables(
     sockets: dict[int, list[tuple[int, SocketSample]]],
     queues: list[tuple[int, str, QueueSample]],
     outcomes: dict[int, FlowOutcome],
-    rate_changes: list[tuple[int, int, int]],
+    rate_changes: list[tuple[int, str, int, int]],
+    shaped: Sequence[QueuePlan] = (),
 ) -> dict[str, pa.Table]:
     """``sockets`` maps a flow id to its time-ordered samples; ``rate_changes`` lists
-    (time, new rate, old rate) as applied."""
+    (time, link, new rate, old rate) as applied; ``shaped`` are the sampled queues
+    (one ``links`` row each)."""
     flow_rows = [_flow_row(plan, f, sockets.get(f.flow_id, []), outcomes[f.flow_id]) for f in plan.flows]
     ts_rows: list[dict[str, Any]] = []
     for f, row in zip(plan.flows, flow_rows, strict=True):
@@ -211,8 +231,8 @@ def build_tables(
             events.append(_event(row["end_ns"], "flow_complete", row["flow_id"], value=float(row["fct_ns"])))
         elif row["stop_ns"] >= 0 and row["end_ns"] < plan.duration_ns:
             events.append(_event(row["end_ns"], "flow_stop", row["flow_id"]))
-    for t, new, old in rate_changes:
-        events.append(_event(t, "rate_change", -1, link="bottleneck", value=float(new), value2=float(old)))
+    for t, link, new, old in rate_changes:
+        events.append(_event(t, "rate_change", -1, link=link, value=float(new), value2=float(old)))
     events.sort(key=lambda r: (r["time_ns"], r["flow_id"]))
     event_types = {"time_ns": pa.uint64(), "flow_id": pa.int64(), "value": pa.float64(), "value2": pa.float64()}
     from ...results import COLUMNS, OPTIONAL_COLUMNS
@@ -227,7 +247,63 @@ def build_tables(
             queue_rows, [c for c in COLUMNS["queue_ts"] if c not in OPTIONAL_COLUMNS["queue_ts"]], _QUEUE_TYPES
         ),
         "events": _table(events, COLUMNS["events"], event_types),
+        "links": _links(plan, queues, shaped, rate_changes),
     }
+
+
+_LINK_TYPES: dict[str, pa.DataType] = {
+    "rate_bps": pa.uint64(), "delay_ns": pa.uint64(), "tx_pkts": pa.uint64(), "tx_bytes": pa.uint64(),
+    "enqueued_pkts": pa.uint64(), "dropped_pkts": pa.uint64(), "ecn_marked_pkts": pa.uint64(),
+    "recorded": pa.bool_(), "enqueued_pkts_at_warmup": pa.uint64(), "dropped_pkts_at_warmup": pa.uint64(),
+    "ecn_marked_pkts_at_warmup": pa.uint64(),
+}  # fmt: skip
+
+
+def _links(
+    plan: LinuxPlan,
+    queues: list[tuple[int, str, QueueSample]],
+    shaped: Sequence[QueuePlan],
+    rate_changes: list[tuple[int, str, int, int]],
+) -> pa.Table:
+    """One row per shaped queue: its counters at the end of the run and at the warm-up,
+    read from its ``tc`` samples (cumulative counters, linear between two samples).
+    Bytes are IP bytes (the size table takes the Ethernet header off), as the
+    simulator's wire bytes."""
+    from ...results import COLUMNS
+
+    rows = []
+    for q in shaped:
+        samples = [(t, s) for t, link, s in queues if link == q.link]
+        times = [t for t, _ in samples]
+
+        def at(t: int, counter: str, samples: list[tuple[int, QueueSample]] = samples, times: list[int] = times) -> int:
+            return int(round(value_at(times, [_counter(s, counter) for _, s in samples], t)))
+
+        end, warm = plan.duration_ns, plan.warmup_ns
+        rate = q.rate_bps
+        for _, link, new, _ in rate_changes:
+            rate = new if link == q.link else rate
+        rows.append(
+            {
+                "link": q.link,
+                "rate_bps": rate,
+                "delay_ns": q.delay_ns,
+                "tx_pkts": at(end, "sent_pkts"),
+                "tx_bytes": at(end, "sent_bytes"),
+                "enqueued_pkts": at(end, "enqueued"),
+                "dropped_pkts": at(end, "dropped_pkts"),
+                "ecn_marked_pkts": at(end, "marked_pkts"),
+                "recorded": bool(samples),
+                "enqueued_pkts_at_warmup": at(warm, "enqueued") if warm else 0,
+                "dropped_pkts_at_warmup": at(warm, "dropped_pkts") if warm else 0,
+                "ecn_marked_pkts_at_warmup": at(warm, "marked_pkts") if warm else 0,
+            }
+        )
+    return _table(rows, COLUMNS["links"], _LINK_TYPES)
+
+
+def _counter(s: QueueSample, name: str) -> int:
+    return s.sent_pkts + s.backlog_pkts if name == "enqueued" else int(getattr(s, name))
 
 
 def _event(

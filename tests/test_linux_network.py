@@ -1,0 +1,120 @@
+"""The linux backend's plan of a parking lot or graph (no root needed): the routes
+come from the spec's routing, every link direction is shaped with its own rate and
+queue, and whatever this kernel cannot build fails up front naming its field. The
+kernel run itself is in test_linux_backend.py."""
+
+import copy
+
+import pytest
+from fakes import FAKE_CCAS, PARKING_LOT
+from fakes import FAKE_KERNEL as KERNEL
+
+from ccbench.backends import BackendError
+from ccbench.backends.linux import system
+from ccbench.backends.linux.plan import make_plan
+from ccbench.spec import Experiment
+
+GRAPH = {
+    "experiment": {"name": "g", "duration": "4s", "warmup": "1s", "backend": "linux"},
+    "topology": {
+        "kind": "graph",
+        "nodes": ["a", "b", "c"],
+        "links": [
+            {"src": "a", "dst": "b", "rate": "20Mbit", "buffer": "50pkt"},
+            {"src": "b", "dst": "c", "rate": "20Mbit", "buffer": "50pkt"},
+            {"src": "a", "dst": "c", "rate": "10Mbit", "buffer": "50pkt", "reverse": {"rate": "5Mbit", "buffer": "30pkt"}},
+        ],
+    },
+    "senders": [
+        {"name": "x", "src": "a", "dst": "c", "route": ["a", "b", "c"], "rtt": "1ms"},
+        {"name": "y", "src": "c", "dst": "a", "rtt": "1ms"},
+    ],
+    "flows": [{"cca": "bbr1", "sender": "x"}, {"cca": "reno", "sender": "y"}],
+}
+
+
+def plan_of(d, kernel=KERNEL):
+    return make_plan(Experiment.from_dict(copy.deepcopy(d), ccas=FAKE_CCAS), kernel)
+
+
+def test_a_sender_within_the_veth_path_rtt_gets_no_delay_line():
+    d = copy.deepcopy(PARKING_LOT)
+    d["senders"][1]["rtt"] = "100us"
+    assert [s.needs_delay for s in plan_of(d).senders] == [True, False, True]
+
+
+def test_parking_lot_plan_routes_each_sender_over_its_hops():
+    plan = plan_of(PARKING_LOT)
+    net = plan.network
+    assert net is not None and net.nodes == ("r0", "r1", "r2")
+    assert [ln.name for ln in net.links] == ["hop0", "hop1"]
+    assert [(ln.src, ln.dst) for ln in net.links] == [(0, 1), (1, 2)]
+    assert [r.hops for r in net.routes] == [((0, True), (1, True)), ((0, True),), ((1, True),)]
+    assert [r.nodes for r in net.routes] == [(0, 1, 2), (0, 1), (1, 2)]
+    hop0, hop1 = net.links
+    # each direction shaped: the forward with its buffer, the reverse a 1000-packet pfifo at the same rate
+    assert (hop0.forward.rate_bps, hop0.forward.qdisc, hop0.forward.limit) == (20_000_000, "pfifo", 50)
+    assert (hop1.forward.qdisc, hop1.forward.limit, hop1.forward.delay_ns) == ("pfifo", 50, 2_000_000)
+    assert (hop1.reverse.link, hop1.reverse.rate_bps, hop1.reverse.limit, hop1.reverse.delay_ns) == (
+        "hop1_rev", 10_000_000, 1000, 2_000_000
+    )
+    # the summary's link (the slowest) is the plan's bottleneck
+    assert plan.bottleneck.link == "hop1"
+    # a sender's own delay is its RTT beyond its route's propagation RTT
+    assert [s.route_rtt_ns for s in plan.senders] == [4_000_000, 0, 4_000_000]
+    assert [s.needs_delay for s in plan.senders] == [True, True, True]
+    assert plan.delay_method == "delayline"
+    assert plan.as_dict()["network"]["routes"][0] == {"nodes": ["r0", "r1", "r2"], "links": ["hop0", "hop1"]}
+
+
+def test_graph_plan_follows_given_and_shortest_routes_and_shapes_the_reverse():
+    plan = plan_of(GRAPH)
+    net = plan.network
+    assert net is not None
+    # x's route is given; y's is the shortest path, over link a-c against its forward direction
+    assert [r.hops for r in net.routes] == [((0, True), (1, True)), ((2, False),)]
+    ac = net.links[2]
+    assert (ac.reverse.link, ac.reverse.rate_bps, ac.reverse.limit) == ("a-c_rev", 5_000_000, 30)
+    assert plan.delay_method == "delayline"  # 1 ms RTTs are above the veth path's own
+
+
+def test_a_link_the_kernel_cannot_build_fails_up_front_naming_it():
+    d = copy.deepcopy(PARKING_LOT)
+    d["topology"]["hops"][1]["qdisc"] = "fq_codel"
+    d["topology"]["hops"][0]["loss"] = 0.01
+    d["topology"]["hops"][0]["reverse"] = {"qdisc": "codel"}
+    d["senders"][2]["access_loss"] = 0.001
+    with pytest.raises(BackendError) as e:
+        plan_of(d)
+    text = str(e.value)
+    assert "topology.hops[1].qdisc = 'fq_codel' needs the fq_codel qdisc, which this kernel does not provide" in text
+    assert "topology.hops[0].loss = 0.01 (random loss) needs the netem qdisc" in text
+    assert "topology.hops[0].reverse.qdisc = 'codel' is not supported by the linux backend yet" in text
+    assert "senders[2].access_loss = 0.001 (random loss) needs the netem qdisc" in text
+    assert "4 problems" in text
+
+
+def test_netem_is_not_used_for_a_network_and_the_dumbbell_reverse_is_refused():
+    d = {**copy.deepcopy(PARKING_LOT), "linux": {"delay": "netem"}}
+    with_netem = system.KernelInfo("x", KERNEL.ccas, {**KERNEL.qdiscs, "netem": True}, True, {})
+    with pytest.raises(BackendError, match="delays the links of a parking_lot with the userspace delay line only"):
+        plan_of(d, with_netem)
+    dumbbell = {
+        "experiment": {"name": "k", "duration": "4s", "backend": "linux"},
+        "bottleneck": {"rate": "100Mbit", "buffer": "20pkt", "reverse": {"rate": "10Mbit"}},
+        "senders": [{"name": "a", "rtt": "60us"}],
+        "flows": [{"cca": "cubic"}],
+    }
+    with pytest.raises(BackendError, match="bottleneck.reverse: the linux backend's dumbbell does not shape the ACK"):
+        plan_of(dumbbell)
+
+
+def test_a_shaper_below_the_link_rate_becomes_tbf_with_the_link_rate_as_peak():
+    d = copy.deepcopy(PARKING_LOT)
+    d["topology"]["hops"][0]["shaper"] = {"rate": "5Mbit", "burst": "30000B"}
+    q = plan_of(d).network.links[0].forward
+    assert (q.rate_bps, q.burst_bytes, q.peakrate_bps, q.mtu_bytes) == (5_000_000, 30000, 20_000_000, 1500)
+    assert q.tbf_args()[:8] == ["rate", "5000000bit", "burst", "30000", "peakrate", "20000000bit", "mtu", "1500"]
+    d["topology"]["hops"][0]["rate_schedule"] = [{"at": "2s", "rate": "10Mbit"}]
+    with pytest.raises(BackendError, match=r"topology.hops\[0\].rate_schedule with topology.hops\[0\].shaper"):
+        plan_of(d)
