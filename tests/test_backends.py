@@ -342,3 +342,12 @@ def test_kernel_connections_always_handshake():
     d["flows"][0]["handshake"] = False
     with pytest.raises(BackendError, match=r"flows\[0\].handshake = false: kernel connections always open"):
         make_plan(Experiment.from_dict(d, ccas=FAKE_CCAS), KERNEL)
+
+
+def test_a_run_without_engine_config_reads_its_links_from_the_spec():
+    """A kernel run records no engine configuration: plots and metrics that need a
+    link's rate or the duration read the recorded spec's resolution instead."""
+    res = RunResult({}, {"spec": spec().to_dict(), "backend": "linux"})
+    assert res.engine_config["duration_ns"] == 4_000_000_000
+    assert res.link_config()["rate_bps"] == 100_000_000
+    assert res.link_config("bottleneck")["qdisc"] == {"kind": "pfifo", "limit_packets": 20}

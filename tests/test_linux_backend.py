@@ -214,6 +214,16 @@ def test_parking_lot_routes_each_flow_through_its_links(tmp_path):
     s = summary(res)
     assert res.manifest["derived"]["bottleneck"]["link"] == "hop1" and 0.7 < s["utilization"] < 1.0
     assert s["windows"]["drops"] == "link counters"
+    # every plot of a run and the report work on a kernel run as on a simulator run
+    from ccbench.plots import CATALOG, draw
+    from ccbench.report import build_report
+
+    run_dir = tmp_path / "run"
+    for kind, entry in CATALOG.items():
+        if entry.needs == "run" and kind != "burst-recovery":  # no burst in this spec
+            draw(run_dir, kind)
+    html = build_report(run_dir).read_text()
+    assert "not drawn" not in html
 
 
 def _spawn(spec_path, out):

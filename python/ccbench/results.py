@@ -251,6 +251,7 @@ class RunResult:
     tables: MutableMapping[str, pa.Table]
     manifest: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    _spec_config: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
 
     def table(self, name: str) -> pd.DataFrame:
         if name not in self.tables:
@@ -285,7 +286,18 @@ class RunResult:
 
     @property
     def engine_config(self) -> dict[str, Any]:
-        return dict(self.manifest.get("engine_config", {}))
+        """The engine configuration of the run's spec: as the simulator recorded it, or
+        for a backend that records none (``linux``) resolved from the recorded spec, so
+        that what plots and metrics read of it (duration, a link's rate, delay and queue)
+        is the spec's on every backend."""
+        cfg = self.manifest.get("engine_config")
+        if cfg is None and "spec" in self.manifest:
+            if self._spec_config is None:
+                from .spec import load_spec
+
+                self._spec_config = load_spec(self.manifest["spec"], ccas=None).resolve()
+            cfg = self._spec_config
+        return dict(cfg or {})
 
     def link_config(self, name: str | None = None) -> dict[str, Any]:
         """The engine configuration (``LinkConfig``: rate, delay, qdisc, rate schedule, ...)

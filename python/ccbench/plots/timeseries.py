@@ -173,6 +173,8 @@ def cca_state(data: RunSet | RunResult, *, run: str | None = None, flow: int | N
     a state (e.g. BBR), else flow 0."""
     res, label = pick_run(data, run)
     ts = res.flow_ts
+    if "cc_state" not in ts:  # an optional column (the kernel's ss shows no CCA mode): no bands
+        ts = ts.assign(cc_state="")
     if flow is None:
         with_state = ts[ts["cc_state"].astype(str) != ""]
         flow = int(with_state["flow_id"].iloc[0]) if len(with_state) else int(ts["flow_id"].min())
