@@ -149,6 +149,7 @@ def test_delay_line_rate_schedule_and_sized_flows(tmp_path):
     spec["senders"][0]["rtt"] = "10ms"
     spec["bottleneck"]["rate_schedule"] = [{"at": "2s", "rate": "40Mbit"}]
     spec["flows"].append({"name": "short", "cca": "reno", "start": "500ms", "size": "1MB"})
+    spec["flows"].append({"name": "limited", "cca": "cubic", "rate": "5Mbit"})  # iperf3 -b
     res = api.run(spec, tmp_path / "run")
     lin = res.manifest["linux"]
     # the delay line gives the spec's RTT
@@ -177,7 +178,10 @@ def test_delay_line_rate_schedule_and_sized_flows(tmp_path):
     late = ts[ts["time_ns"] >= 2_500_000_000]
     t, d = late["time_ns"].to_numpy(dtype=float), late["delivered_bytes"].to_numpy(dtype=float)
     rate = (d[-1] - d[0]) * 8e9 / (t[-1] - t[0])
-    assert 25e6 < rate < 40e6, rate
+    assert 20e6 < rate < 36e6, rate
+    # the rate-limited application holds its 5 Mbit/s while the bulk flow takes the rest
+    limited = summary(res)["flows"].set_index("group").loc["limited", "goodput_bps"]
+    assert 4.0e6 < limited < 5.3e6, limited
 
 
 def test_parking_lot_routes_each_flow_through_its_links(tmp_path):

@@ -118,3 +118,21 @@ def test_a_shaper_below_the_link_rate_becomes_tbf_with_the_link_rate_as_peak():
     d["topology"]["hops"][0]["rate_schedule"] = [{"at": "2s", "rate": "10Mbit"}]
     with pytest.raises(BackendError, match=r"topology.hops\[0\].rate_schedule with topology.hops\[0\].shaper"):
         plan_of(d)
+
+
+def test_a_rate_limited_flow_runs_iperf3_with_its_rate_and_on_off_is_refused():
+    from ccbench.backends.linux.runner import _client_argv
+
+    d = copy.deepcopy(PARKING_LOT)
+    d["flows"][1]["rate"] = "4Mbit"
+    plan = plan_of(d)
+    assert [f.rate_bps for f in plan.flows] == [None, 4_000_000, None]
+    argv = _client_argv(plan, plan.flows[1], "10.202.1.2")
+    assert argv[argv.index("-b") + 1] == "4000000" and argv[argv.index("-c") + 1] == "10.202.1.2"
+    assert "-b" not in _client_argv(plan, plan.flows[0], "10.202.0.2")
+    d["flows"][1].update(on="1s", off="1s")
+    d["flows"][2].update(rate="1Mbit", size="1MB")
+    with pytest.raises(BackendError) as e:
+        plan_of(d)
+    assert "flows[1]: on, off (docs/traffic.md) are simulator features" in str(e.value)
+    assert "flows[2].rate with flows[2].size: the sized-flow tool sends as fast as TCP allows" in str(e.value)

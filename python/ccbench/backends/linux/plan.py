@@ -38,7 +38,7 @@ KERNEL_CCA = {"bbr1": "bbr"}
 NATURAL_RTT_NS = 200_000
 #: One iperf3 client and server per flow: more would swamp the two cores.
 #: `[[flows]]` traffic fields (docs/traffic.md) only the simulator runs.
-TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "rate", "on", "off", "transport", "bursts")
+TRAFFIC_FIELDS = ("arrival", "sizes", "rtts", "mix", "on", "off", "transport", "bursts")
 MAX_FLOWS = 64
 #: Sampling finer than this costs more than the ``ss``/``tc`` calls can keep up with.
 MIN_SAMPLE_INTERVAL_NS = 20_000_000
@@ -65,6 +65,8 @@ class FlowPlan:
     size_bytes: int | None
     mss: int
     rwnd_bytes: int | None
+    #: A rate-limited application (``iperf3 -b``); None = as fast as TCP allows.
+    rate_bps: int | None
     server_port: int
     client_port: int
 
@@ -234,6 +236,11 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             problems.append(
                 f"{path}: {', '.join(traffic)} (docs/traffic.md) are simulator features the linux backend does not run yet"
             )
+        if f.rate is not None and f.size is not None:
+            problems.append(
+                f"{path}.rate with {path}.size: the sized-flow tool sends as fast as TCP allows; the linux backend "
+                "rate-limits bulk flows only (iperf3 -b)"
+            )
         if f.handshake is False:
             problems.append(f"{path}.handshake = false: kernel connections always open with a handshake")
         if f.params:
@@ -281,6 +288,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                     size_bytes=size,
                     mss=f.mss,
                     rwnd_bytes=rwnd,
+                    rate_bps=f.rate,
                     server_port=SERVER_PORT_BASE + fid,
                     client_port=CLIENT_PORT_BASE + fid,
                 )

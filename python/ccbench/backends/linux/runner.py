@@ -174,6 +174,8 @@ def _client_argv(plan: LinuxPlan, f: Any, server: str) -> list[str]:
         argv += ["-M", str(mss_option)]
     if f.rwnd_bytes is not None:
         argv += ["-w", str(f.rwnd_bytes)]
+    if f.rate_bps is not None:
+        argv += ["-b", str(f.rate_bps)]  # iperf3's own pacing timer (1 ms), as the simulator's model
     return argv
 
 
