@@ -105,3 +105,17 @@ def test_memory_of_a_run_does_not_grow_with_its_length(tmp_path):
     growth = (long - short) * 1024
     assert growth < 0.15 * extra_rows * 160, f"peak RSS {short} -> {long} KiB for {extra_rows} more rows"
     assert pq.ParquetFile(tmp_path / "d12" / "flow_ts.parquet").metadata.num_rows == 200 * 12_000
+
+
+def test_before_save_sees_every_streamed_row_and_its_manifest_keys_are_saved(tmp_path, monkeypatch):
+    seen = {}
+
+    def before_save(result):
+        seen["rows"] = result.tables["flow_ts"].num_rows
+        result.manifest["extra"] = {"rows": seen["rows"]}
+
+    monkeypatch.setattr(api, "STREAM_CHUNK_ROWS", 500)
+    result = ccbench.run(copy.deepcopy(SPEC), tmp_path / "run", before_save=before_save)
+    assert seen["rows"] == len(result.flow_ts) == 10 * 400 - 2 * 100  # 2 flows start at 1 s
+    assert load(tmp_path / "run").manifest["extra"] == {"rows": seen["rows"]}
+    assert result.tables.path("sojourn") == tmp_path / "run" / "sojourn.parquet"  # moved with the run

@@ -8,6 +8,7 @@ import socket
 import sys
 import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -63,6 +64,7 @@ def run(
     force: bool = False,
     save_partial: bool = False,
     on_warning: Callable[[str], None] | None = None,
+    before_save: Callable[[RunResult], None] | None = None,
 ) -> RunResult:
     """Run one experiment on a backend: ``"sim"`` (the simulation engine, the default)
     or ``"linux"`` (real kernels in network namespaces; needs root).
@@ -85,6 +87,10 @@ def run(
     nothing; with ``save_partial`` the simulated part is saved to ``out_dir`` with
     ``"status": "interrupted"`` and :class:`~ccbench.errors.RunInterrupted` (a
     ``KeyboardInterrupt``) is raised carrying its path.
+
+    ``before_save(result)`` is called with the complete result before it is saved (or
+    returned, without ``out_dir``): it may read every table and add manifest keys (a
+    sweep adds its metrics), so the run directory appears with them at once.
 
     Raises :class:`~ccbench.spec.SpecError` for an invalid spec,
     :class:`~ccbench.backends.BackendError` when the backend cannot run it (naming what
@@ -132,7 +138,9 @@ def run(
     if writer is not None:
         options.update(sink=writer.sink, chunk_rows=STREAM_CHUNK_ROWS)
     try:
-        result, interrupted = _run_and_save(exp, name, runner, progress, options, out_dir, overwrite, writer)
+        result, interrupted = _run_and_save(
+            exp, name, runner, progress, options, _Saving(out_dir, overwrite, writer, before_save)
+        )
     except BaseException:
         if writer is not None:
             writer.abort()
@@ -142,15 +150,18 @@ def run(
     return result
 
 
+@dataclass
+class _Saving:
+    """Where and how :func:`run` saves a result."""
+
+    out_dir: str | os.PathLike[str] | None
+    overwrite: bool
+    writer: RunWriter | None
+    before_save: Callable[[RunResult], None] | None
+
+
 def _run_and_save(
-    exp: Experiment,
-    name: str,
-    runner: Backend,
-    progress: ProgressFn | None,
-    options: dict[str, Any],
-    out_dir: str | os.PathLike[str] | None,
-    overwrite: bool,
-    writer: RunWriter | None,
+    exp: Experiment, name: str, runner: Backend, progress: ProgressFn | None, options: dict[str, Any], saving: _Saving
 ) -> tuple[RunResult, bool]:
     """Run ``exp`` on ``runner``, add the common manifest keys and save the result."""
     started = datetime.now(timezone.utc)
@@ -172,10 +183,13 @@ def _run_and_save(
         "status": "interrupted" if interrupted else "complete",
     }
     result = RunResult(tables=out.tables, manifest=manifest)
-    if writer is not None:
-        writer.commit(result)
-    elif out_dir is not None:
-        _results.save(result, out_dir, overwrite=overwrite)
+    if saving.writer is not None:
+        saving.writer.commit(result, before_save=saving.before_save)
+        return result, interrupted
+    if saving.before_save is not None:
+        saving.before_save(result)
+    if saving.out_dir is not None:
+        _results.save(result, saving.out_dir, overwrite=saving.overwrite)
     return result, interrupted
 
 

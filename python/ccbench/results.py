@@ -178,6 +178,12 @@ class Tables(MutableMapping[str, "pa.Table"]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def relocate(self, old: Path, new: Path) -> None:
+        """Tables not read yet whose files were in directory ``old`` are now in ``new``."""
+        for name, value in self._items.items():
+            if isinstance(value, Path) and value.parent == old:
+                self._items[name] = new / value.name
+
     def path(self, name: str) -> Path | None:
         """The Parquet file of table ``name`` while it has not been read, else ``None``."""
         value = self._items[name]

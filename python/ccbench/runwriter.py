@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -73,10 +73,13 @@ class RunWriter:
             os.fsync(f.fileno())
             f.close()
 
-    def commit(self, result: RunResult) -> Path:
+    def commit(self, result: RunResult, *, before_save: Callable[[RunResult], None] | None = None) -> Path:
         """Write ``result`` (for a streamed table, its rows after the last chunk) and
         the manifest into the temporary directory and swap it into place. Afterwards
-        ``result.tables`` reads the streamed tables from their files when first used."""
+        ``result.tables`` reads the streamed tables from their files when first used.
+        ``before_save(result)`` is called once every table is written, before the
+        manifest: it may read every table (streamed ones from their files) and add
+        manifest keys."""
         try:
             for name, table in result.tables.items():
                 if name in self._streams:
@@ -84,6 +87,11 @@ class RunWriter:
                 else:
                     results._write_parquet(table, self.tmp / f"{name}.parquet")
             self._close_streams()
+            if self._streams:
+                files = {name: self.tmp / f"{name}.parquet" for name in self._streams}
+                result.tables = Tables({n: files.get(n, t) for n, t in result.tables.items()})
+            if before_save is not None:
+                before_save(result)
             manifest = dict(result.manifest)
             manifest.setdefault("format_version", FORMAT_VERSION)
             manifest["tables"] = {name: f"{name}.parquet" for name in result.tables}
@@ -102,9 +110,8 @@ class RunWriter:
         except BaseException:
             self.abort()
             raise
-        if self._streams:
-            files = {name: self.target / f"{name}.parquet" for name in self._streams}
-            result.tables = Tables({n: files.get(n, t) for n, t in result.tables.items()})
+        if isinstance(result.tables, Tables):
+            result.tables.relocate(self.tmp, self.target)
         result.manifest = manifest
         result.path = self.target
         return self.target

@@ -92,32 +92,45 @@ def execute(task: RunTask) -> dict[str, Any]:
                 f"{task.engine_version}; install the same ccbench on every worker",
             )
         warnings: list[str] = []
-        result = api.run(task.spec, force=bool(task.extra.get("force")), on_warning=warnings.append)
-        metrics = headline_metrics(result.summary())
-        result.manifest["sweep"] = {
-            "name": task.name,
-            "run_id": task.run_id,
-            "params": task.params,
-            "repetition": task.repetition,
-            "attempts": task.attempt,
-            "worker": _worker_name(),
-            "metrics": metrics,
-            "warnings": warnings,  # the pre-flight check's (ccbench.preflight)
+
+        def add_sweep_block(result: Any) -> None:
+            # Before the run is saved, so its directory appears complete with them.
+            result.manifest["sweep"] = {
+                "name": task.name,
+                "run_id": task.run_id,
+                "params": task.params,
+                "repetition": task.repetition,
+                "attempts": task.attempt,
+                "worker": _worker_name(),
+                "metrics": headline_metrics(result.summary()),
+                "warnings": warnings,  # the pre-flight check's (ccbench.preflight)
+            }
+
+        options: dict[str, Any] = {
+            "force": bool(task.extra.get("force")),
+            "on_warning": warnings.append,
+            "before_save": add_sweep_block,
         }
+        # Written straight into the run directory (or a temporary one to send back), so
+        # the engine streams the growing tables there and memory does not grow with the
+        # run's length (ccbench.runwriter).
         if task.stream:
             with tempfile.TemporaryDirectory(prefix="ccbench-run-") as tmp:
-                path = _results.save(result, Path(tmp) / task.run_id)
+                path = Path(tmp) / task.run_id
+                result = api.run(task.spec, path, **options)
                 files = {p.name: p.read_bytes() for p in sorted(path.iterdir())}
             row = row_from_manifest(result.manifest)
             row["plan_index"] = task.plan_index
             row["files"] = files
             return row
         try:
-            _results.save(result, target)
+            result = api.run(task.spec, target, **options)
+            manifest = result.manifest
         except FileExistsError:
             if not _results.is_complete(target):
                 raise
-        row = row_from_manifest(result.manifest)
+            manifest = read_manifest(target) or {}  # another worker completed it meanwhile
+        row = row_from_manifest(manifest)
         row["plan_index"] = task.plan_index
         return row
     except Exception as e:  # noqa: BLE001 - isolation: every failure becomes a record
