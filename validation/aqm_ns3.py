@@ -72,11 +72,31 @@ def qdisc_spec(kind: str, scenario: str, red_burst: str, params: str) -> object:
     return kind
 
 
+#: ``--setup d4`` (ccbench only; dc): D4's data-centre network as stated rather than the
+#: ns-3 dumbbell's single RTT: 10 flows per source-sink pair, whose RTTs 2 (d_src + d_dst)
+#: from the 10/100 us access delays are 40 us (2 pairs), 220 us (5) and 400 us (2), the
+#: central link without delay, and flows starting uniformly over the first 3 s.
+D4_DC_RTT_US = {40: 20, 220: 50, 400: 20}
+
+
 def experiment(scenario: str, kind: str, a: argparse.Namespace) -> dict:
     sc = SCENARIOS[scenario]
     rtts = sc["rtts_ms"]
     per = FLOWS // len(rtts)
     host = {"model": a.host}
+    if a.setup == "d4":
+        if scenario != "dc":
+            raise SystemExit("--setup d4 is defined for the dc scenario only")
+        return {
+            "experiment": {"name": f"aqm-d4-{kind}", "seed": a.seed, "duration": f"{a.duration or 100:g}s",
+                           "warmup": f"{a.warmup or 30:g}s", "sample_interval": "10ms"},
+            "host": host,
+            "bottleneck": {"rate": f"{sc['rate_bps']}bit", "delay": "0s", "buffer": f"{BUFFER_PKTS}pkt",
+                           "qdisc": qdisc_spec(kind, scenario, a.red_burst, a.params)},
+            "senders": [{"name": f"rtt{r}us", "rtt": f"{r}us"} for r in D4_DC_RTT_US],
+            "flows": [{"name": f"reno{r}us", "cca": "reno", "count": n, "sender": f"rtt{r}us",
+                       "arrival": "uniform", "window": "3s"} for r, n in D4_DC_RTT_US.items()],
+        }
     return {
         "experiment": {"name": f"aqm-{scenario}-{kind}", "seed": a.seed,
                        "duration": f"{a.duration or sc['duration_s']:g}s",
@@ -119,7 +139,30 @@ def ours(a: argparse.Namespace) -> None:
                 "retx_segs": int(fl.segs_retrans.sum()),
                 "rtos": int(fl.rtos.sum()),
                 "goodputs_mbps": [round(float(x) / 1e6, 3) for x in gp],
+                **({"setup": a.setup} if a.setup != "dumbbell" else {}),
+                **({"bins": bins(q, a.bins)} if a.bins else {}),
             }), flush=True)
+
+
+def bins(q: object, width_s: float) -> list[dict]:
+    """The bottleneck's queue over the whole run in bins of ``width_s`` seconds: mean
+    backlog (packets), AQM and tail drops per second, and the share of samples in
+    which CoDel was in its dropping state (or PIE's mean drop probability)."""
+    import pandas as pd
+
+    df = q.assign(bin=(q.time_ns // int(width_s * 1e9)).astype(int))  # type: ignore[attr-defined]
+    out = []
+    for b, g in df.groupby("bin"):
+        first, last = g.iloc[0], g.iloc[-1]
+        span = (last.time_ns - first.time_ns) / 1e9 or 1.0
+        out.append({
+            "t0_s": b * width_s, "backlog_pkts": round(float(g.backlog_pkts.mean()), 1),
+            "aqm_drops_per_s": round(float(last.aqm_drops - first.aqm_drops) / span),
+            "tail_drops_per_s": round(float(last.tail_drops - first.tail_drops) / span),
+            "dropping_share": round(float(g.aqm_dropping.astype(bool).mean()), 3),
+            "aqm_prob": None if pd.isna(g.aqm_prob).all() else round(float(g.aqm_prob.mean()), 4),
+        })
+    return out
 
 
 NS3_QDISC = {"pfifo": "pfifo", "red": "red", "codel": "codel", "fq_codel": "fqcodel", "pie": "pie"}
@@ -194,6 +237,10 @@ def main() -> None:
             p.add_argument("--host", default="ideal", choices=["ideal", "linux"], help="[host] model")
             p.add_argument("--red-burst", default="tc", choices=["tc", "ns3"],
                            help="RED burst: tc's default, or the one giving ns-3's EWMA weight")
+            p.add_argument("--setup", default="dumbbell", choices=["dumbbell", "d4"],
+                           help="dc network: the ns-3 dumbbell's (one 200 us RTT, starts within 1 ms) or "
+                                "D4's (see D4_DC_RTT_US)")
+            p.add_argument("--bins", type=float, help="also print the queue over time in bins of this many s")
         else:
             p.add_argument("--ns3", required=True, help="a writable copy of ../shared/tools/ns3")
     t = sub.add_parser("table")

@@ -6,7 +6,7 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["engine_version", "list_ccas", "check_cca", "qdisc_config", "result_schema", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
+__all__ = ["engine_version", "list_ccas", "check_cca", "qdisc_config", "result_schema", "config_schema", "run", "CcaError", "TcpState", "AckSample", "RateSample"]
 
 _Column = npt.NDArray[Any] | tuple[npt.NDArray[np.uint32], list[str]]
 
@@ -24,6 +24,10 @@ def result_schema() -> str:
     """JSON {"tables": [{name, columns: [{name, type}]}], "stats": [key], "header_bytes": int,
     "udp_header_bytes": int}: the result tables, manifest stats keys and header sizes as the
     engine's recorder defines them."""
+
+def config_schema() -> str:
+    """JSON Schema (draft 2020-12) of the resolved configuration `run` accepts, generated
+    from the engine's config types: fields, types, required fields and defaults."""
 
 def run(
     config_json: str,

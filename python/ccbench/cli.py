@@ -360,14 +360,20 @@ def validate_cmd(spec: Path, as_json: bool, force: bool) -> None:
 @cli.command("schema")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="write it here, not to stdout")
 @click.option("--results", is_flag=True, help="the result tables' columns and types, stats keys and header sizes instead")
-def schema_cmd(output: Path | None, results: bool) -> None:
+@click.option("--engine", is_flag=True, help="the JSON Schema of the resolved engine configuration instead")
+def schema_cmd(output: Path | None, results: bool, engine: bool) -> None:
     """Print the JSON Schema of an experiment spec (fields, types, defaults) for editors
     and other tools; `ccbench validate` also checks the cross-field rules. With
-    --results: the engine's description of what a run writes (docs/results-format.md)."""
-    from .engine import result_schema
+    --results: the engine's description of what a run writes (docs/results-format.md).
+    With --engine: the schema of the resolved configuration the engine runs, generated
+    from its Rust types (the engine's defaults included)."""
+    from .engine import config_schema, result_schema
     from .spec.schema import spec_json_schema
 
-    text = json.dumps(result_schema() if results else spec_json_schema(), indent=2) + "\n"
+    if results and engine:
+        raise click.UsageError("--results and --engine: give at most one")
+    schema = result_schema() if results else config_schema() if engine else spec_json_schema()
+    text = json.dumps(schema, indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)
     else:

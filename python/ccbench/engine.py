@@ -24,6 +24,7 @@ __all__ = [
     "EngineError",
     "EngineUnavailable",
     "catalog",
+    "config_schema",
     "core",
     "engine_version",
     "result_schema",
@@ -72,6 +73,13 @@ def result_schema() -> dict[str, Any]:
     """What the engine's recorder writes: ``{"tables": [{name, columns: [{name, type}]}],
     "stats": [key], "header_bytes": int, "udp_header_bytes": int}`` (docs/results-format.md)."""
     return dict(json.loads(core().result_schema()))
+
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of the resolved configuration the engine runs (what
+    ``Experiment.resolve()`` produces), generated from ``crates/ccsim/src/config.rs``:
+    every field, its type, whether it is required and the engine's default."""
+    return dict(json.loads(core().config_schema()))
 
 
 @dataclass(frozen=True)

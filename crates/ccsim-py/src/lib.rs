@@ -260,6 +260,13 @@ fn result_schema() -> String {
     ccsim::trace::schema::result_schema_json().to_string()
 }
 
+/// JSON Schema of the resolved configuration `run` accepts (`ccsim::config::json_schema`):
+/// every field with its type, whether it is required and the engine's default.
+#[pyfunction]
+fn config_schema() -> String {
+    ccsim::config::json_schema().to_string()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(engine_version, m)?)?;
@@ -267,6 +274,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_cca, m)?)?;
     m.add_function(wrap_pyfunction!(qdisc_config, m)?)?;
     m.add_function(wrap_pyfunction!(result_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     pycca::register(m)?;
     Ok(())

@@ -23,7 +23,7 @@ use crate::units::{Bps, Bytes, Time};
 /// Most flows one experiment may have (the front end allows the same).
 pub const MAX_FLOWS: u64 = 1_000_000;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentConfig {
     /// Experiment seed; every random stream is derived from it.
@@ -53,7 +53,7 @@ pub struct ExperimentConfig {
     pub flows: Vec<FlowConfig>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 // Built once per run; boxing the dumbbell would only make every use of it noisier.
 #[allow(clippy::large_enum_variant)]
@@ -113,7 +113,7 @@ fn push_duplex<'a>(out: &mut Vec<(String, &'a LinkConfig)>, path: String, l: &'a
 
 /// A link between two routers: its forward direction and, optionally, its reverse
 /// one (default: same rate and delay, a 1000-packet pfifo, no loss — as the dumbbell's).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DuplexLinkConfig {
     /// Name of the forward direction in the tables; the reverse one is `{name}_rev`.
@@ -123,7 +123,7 @@ pub struct DuplexLinkConfig {
     pub reverse: Option<LinkConfig>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ParkingLotConfig {
     /// Hop i carries data from router `r{i}` to router `r{i+1}`.
@@ -133,7 +133,7 @@ pub struct ParkingLotConfig {
     pub senders: Vec<SenderConfig>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphConfig {
     /// Router names.
@@ -145,7 +145,7 @@ pub struct GraphConfig {
 }
 
 /// A duplex link of a graph: forward direction `from` → `to`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GraphLinkConfig {
     pub from: String,
@@ -153,7 +153,7 @@ pub struct GraphLinkConfig {
     pub link: DuplexLinkConfig,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DumbbellConfig {
     pub bottleneck: LinkConfig,
@@ -164,7 +164,7 @@ pub struct DumbbellConfig {
     pub senders: Vec<SenderConfig>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     pub rate_bps: Bps,
@@ -207,7 +207,7 @@ impl LinkConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QdiscConfig {
     /// Drop-tail FIFO limited in packets (Linux `pfifo`).
@@ -268,7 +268,7 @@ impl QdiscConfig {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SenderConfig {
     pub name: String,
@@ -299,7 +299,7 @@ pub struct SenderConfig {
 }
 
 /// Placement of a sender's access-path propagation delay.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum DelayPath {
     /// Half on the data path, half on the ACK path.
@@ -312,7 +312,7 @@ pub enum DelayPath {
     Ack,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Number of flows this entry stands for (default 1). With a fixed arrival the
@@ -397,6 +397,15 @@ fn default_true() -> bool {
 }
 fn default_min_rto() -> Time {
     crate::units::ms(200)
+}
+
+/// The JSON Schema (draft 2020-12) of [`ExperimentConfig`], generated from these types
+/// and their serde attributes: every field, its type, whether it is required and its
+/// default. The front end reads it (`ccbench._core.config_schema()`, `ccbench schema
+/// --engine`) instead of copying defaults by hand; `tests/test_config_schema.py`
+/// checks what `Experiment.resolve()` writes against it.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(ExperimentConfig)).expect("a JSON schema serializes")
 }
 
 impl ExperimentConfig {

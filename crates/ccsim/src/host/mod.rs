@@ -27,7 +27,7 @@ pub use napi::RxBatch;
 pub use noise::ProcessingDelay;
 
 /// A host's configuration, resolved (the engine contract; `docs/spec.md` `[host]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Multiplier of the measured Linux processing delays (1 = as measured, 0 = exact

@@ -15,7 +15,7 @@ fn one() -> f64 {
     1.0
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum LossConfig {
     /// Bernoulli loss probability in [0, 1).
@@ -23,7 +23,7 @@ pub enum LossConfig {
     GilbertElliott(GilbertElliottConfig),
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GilbertElliottConfig {
     /// Probability of moving Good → Bad at a packet.

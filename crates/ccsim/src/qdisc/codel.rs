@@ -41,7 +41,7 @@ fn default_mtu() -> u64 {
     DEFAULT_MTU_BYTES
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodelConfig {
     #[serde(default = "default_limit")]
@@ -382,6 +382,74 @@ mod tests {
             assert!((gap - expect).abs() < 0.04 * expect + 100_000.0, "gap {k}: {gap} vs {expect}");
         }
         assert!(q.vars().dropping);
+    }
+
+    /// The re-entry rule of `codel_dequeue` (Linux `codel_impl.h`, RFC 8289 section
+    /// 5.5): entering the dropping state within 16 intervals of the last scheduled drop
+    /// resumes with the previous cycle's drops (`count - lastcount`) if that is more
+    /// than one; otherwise `count` restarts at 1. The first drop of a cycle comes at
+    /// once and the next one `interval/sqrt(count)` after *now*.
+    #[test]
+    fn reentry_resumes_the_last_cycles_drop_count_within_16_intervals() {
+        let interval = DEFAULT_INTERVAL_NS;
+        let now: Time = 100 * interval;
+        let enter = |count: u32, lastcount: u32, drop_next: Time| {
+            let mut q = Codel::new(&cfg());
+            let mut r = rng();
+            let mut rep = Report::default();
+            for seq in 0..20 {
+                // Enqueued long ago: every sojourn is far above the target.
+                q.enqueue(pkt(0, seq, 1500, Ecn::NotEct), &mut QdiscCtx { now: now - ms(50), rng: &mut r }, &mut rep);
+            }
+            let inv = |c: u32| ((65536.0 / (c as f64).sqrt()) as u32).min(0xFFFF) as u16;
+            q.vars = CodelVars {
+                count,
+                lastcount,
+                dropping: false,
+                rec_inv_sqrt: inv(count),
+                first_above_time: Some(now - 1), // above target for an interval already
+                drop_next,
+                ldelay: 0,
+            };
+            let sent = q.dequeue(&mut QdiscCtx { now, rng: &mut r }, &mut rep);
+            assert!(sent.is_some());
+            assert_eq!(rep.drops.len(), 1, "one drop on entering the dropping state");
+            assert!(q.vars.dropping);
+            assert_eq!(q.vars.lastcount, q.vars.count);
+            q.vars
+        };
+        let gap = |v: &CodelVars| (v.drop_next - now) as f64;
+        // 40 drops in the last cycle, re-entering 5 intervals after its last drop.
+        let v = enter(50, 10, now - 5 * interval);
+        assert_eq!(v.count, 40);
+        let expect = interval as f64 / 40f64.sqrt();
+        assert!((gap(&v) - expect).abs() < 0.03 * expect, "{} vs {expect}", gap(&v));
+        // Just inside and just outside 16 intervals.
+        assert_eq!(enter(50, 10, now - 16 * interval + 1).count, 40);
+        let v = enter(50, 10, now - 16 * interval);
+        assert_eq!(v.count, 1);
+        // reciprocal_scale(interval, 0xFFFF << 16): 1/sqrt(1) is 0xFFFF/65536 in 16 bits.
+        assert_eq!(v.drop_next, now + ((interval * (0xFFFF << 16)) >> 32));
+        // A last cycle of one drop (delta 1) restarts too.
+        assert_eq!(enter(11, 10, now - interval).count, 1);
+    }
+
+    #[test]
+    fn leaving_the_dropping_state_keeps_count() {
+        // Linux touches count only when dropping (or entering): a dequeue below the
+        // target leaves the dropping state and keeps count and lastcount for re-entry.
+        let mut q = Codel::new(&cfg());
+        let mut r = rng();
+        let mut rep = Report::default();
+        let now: Time = 10 * DEFAULT_INTERVAL_NS;
+        for seq in 0..20 {
+            q.enqueue(pkt(0, seq, 1500, Ecn::NotEct), &mut QdiscCtx { now, rng: &mut r }, &mut rep);
+        }
+        q.vars = CodelVars { count: 70, lastcount: 20, dropping: true, drop_next: now, ..Default::default() };
+        assert!(q.dequeue(&mut QdiscCtx { now, rng: &mut r }, &mut rep).is_some());
+        assert!(rep.drops.is_empty());
+        assert!(!q.vars.dropping);
+        assert_eq!((q.vars.count, q.vars.lastcount), (70, 20));
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn default_mtu() -> u64 {
     super::codel::DEFAULT_MTU_BYTES
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FqPieConfig {
     #[serde(default = "default_limit")]

@@ -51,7 +51,7 @@ pub const R2Q: u64 = 10;
 const MAX_DEPTH: usize = 8;
 const ROOT_LEVEL: usize = MAX_DEPTH - 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HtbClassConfig {
     pub rate_bps: Bps,
@@ -84,7 +84,7 @@ impl HtbClassConfig {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HtbConfig {
     /// Rate of the root class: what borrowing classes share.

@@ -41,7 +41,7 @@ pub const DEFAULT_FEEDBACK_INTERVAL_NS: Time = 1_000_000;
 /// one RTT of every flow in the study while averaging over tens of mice packets.
 pub const DEFAULT_RATE_TIME_CONSTANT_NS: Time = 10_000_000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NcfConfig {
     /// Queue of mice, ACKs and feedback packets; always served first.

@@ -19,7 +19,7 @@ use crate::net::{Packet, Payload};
 use crate::sim::SimRng;
 use crate::units::Time;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "by", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Classifier {
     Flow {
@@ -76,7 +76,7 @@ impl Classifier {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrioConfig {
     /// Band 0 is served first.

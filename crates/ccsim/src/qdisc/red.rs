@@ -43,7 +43,7 @@ fn default_bandwidth() -> u64 {
     DEFAULT_BANDWIDTH_BPS
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
     /// Hard limit of the queue (bytes), as tc's `limit`.

@@ -22,7 +22,7 @@ fn default_mtu() -> u64 {
     super::codel::DEFAULT_MTU_BYTES
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TbfConfig {
     pub rate_bps: Bps,

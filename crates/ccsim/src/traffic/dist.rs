@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::sim::rng::SimRng;
 
 /// How values between two CDF points are drawn.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Interpolation {
     /// Linear between consecutive points (a continuous CDF; flow sizes).
@@ -21,7 +21,7 @@ pub enum Interpolation {
 /// An empirical distribution: points `(value, cumulative probability)` with values
 /// and probabilities non-decreasing and the last probability 1. With `Linear`, the
 /// first point's probability is a mass at its value (a CDF that starts above 0).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EmpiricalDist {
     pub points: Vec<(f64, f64)>,

@@ -22,7 +22,7 @@ use crate::sim::stream;
 use crate::units::{Bps, Time};
 
 /// How the flows of a group arrive.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Arrival {
     /// All `count` flows at `start_ns`, each plus its engine-seeded `start_jitter_ns`.
@@ -51,7 +51,7 @@ impl Arrival {
 }
 
 /// One entry of a CCA mix: this CCA (with its parameters) for `fraction` of the flows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CcaShare {
     pub cca: String,
@@ -63,7 +63,7 @@ pub struct CcaShare {
 /// One entry of a sender mix: flows go from sender `sender` (an index into
 /// `topology.senders`) with probability `fraction`. A per-flow RTT distribution
 /// becomes one sender (access links) per distinct RTT and a mix over them.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SenderShare {
     pub sender: usize,
@@ -71,7 +71,7 @@ pub struct SenderShare {
 }
 
 /// What the application behind a flow does.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum App {
     /// Write everything at once: a bulk transfer, or `size_bytes` then close.
@@ -110,7 +110,7 @@ impl App {
 }
 
 /// A burst of an inelastic source: `rate_bps` over `[start_ns, end_ns)` (absolute).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Burst {
     pub start_ns: Time,
