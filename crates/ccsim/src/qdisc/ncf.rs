@@ -69,7 +69,7 @@ pub struct NcfConfig {
 }
 
 /// The rate NCF's telemetry reports (the chapter says "link speed" and no more).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReportedRate {
     /// The link rate minus the measured rate of the mice served first: the capacity
