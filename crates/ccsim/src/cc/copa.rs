@@ -10,11 +10,21 @@
 //!
 //! per ACK: cwnd ± v/(δ·cwnd), up if λ ≤ λ_t, down otherwise. At equilibrium each
 //! Copa flow keeps 1/δ packets queued (2 with δ = 0.5), so a lone flow fills the
-//! link with a tiny queue. The velocity v doubles each RTT once cwnd has moved
-//! in the same direction for 3 RTTs, and resets to 1 when the direction flips,
-//! for fast convergence; in competitive mode an ACK whose decision goes against the
-//! current direction while the velocity is above 1 resets it at once (mvfst
-//! `changeDirection`; deviation noted at the reset).
+//! link with a tiny queue. The velocity v speeds up convergence: once per RTT the
+//! RTT's direction is decided by its ACKs — up (down) if more than 2/3 of the
+//! packets acknowledged in it were decided up (down), *mixed* otherwise; v doubles
+//! once the direction has stayed the same for 3 RTTs (paper §2.1), and resets to 1
+//! when it flips or when an RTT is mixed, i.e. when cwnd hovers around the target
+//! (the paper authors' implementation, genericCC `MarkovianCC::update_intersend_time`:
+//! `update_dir` against `2 * pkts_per_rtt / 3`). v never exceeds cwnd (genericCC
+//! `update_amt = min(update_amt, _the_window)`), so one ACK moves cwnd by at most 1/δ.
+//! Deciding the RTT's direction by comparing cwnd with its value an RTT earlier
+//! (the paper's wording, mvfst `checkAndUpdateDirection`) lets v double while the
+//! per-ACK decisions alternate and cwnd merely drifts one way: two Copa flows over
+//! a 16-BDP buffer then ran away (cwnd 61 → 1,009 packets in 400 ms, 334 %
+//! retransmissions). In competitive mode an ACK whose decision goes against the
+//! current direction while v is above 1 also resets it at once (mvfst
+//! `changeDirection`; see the reset below).
 //! Slow start doubles cwnd per RTT until λ > λ_t. Copa paces at
 //! 2·cwnd/RTT_standing.
 //!
@@ -26,14 +36,18 @@
 //! drains again it returns to the default δ.
 //!
 //! References: V. Arun, H. Balakrishnan, "Copa: Practical Delay-Based Congestion
-//! Control for the Internet", USENIX NSDI 2018 (§2, §2.2); facebook/mvfst
-//! `quic/congestion_control/Copa.cpp` (standing RTT window srtt/2, velocity
-//! rules, pacing gain 2; mvfst has no competitive mode).
+//! Control for the Internet", USENIX NSDI 2018 (§2, §2.2); the authors' code,
+//! venkatarun95/genericCC `markoviancc.cc` (per-RTT direction by majority of the
+//! ACKs' decisions, velocity capped at cwnd, AIMD on 1/δ in the loss-sensitive mode);
+//! facebook/mvfst `quic/congestion_control/Copa.cpp` (standing RTT window srtt/2,
+//! velocity rules, pacing gain 2; mvfst has no competitive mode).
 //!
 //! Parameters: `delta` = 0.5 (the paper's default mode), `competitive` = true
 //! (the mode switch), `rtt_min_window_s` = 10 (paper), `standing_window_frac`
 //! = 0.5 (srtt/2, paper and mvfst), `pacing_gain` = 2 (paper and mvfst).
-//! Constants: velocity doubles after 3 RTTs in one direction (paper); the
+//! Constants: velocity doubles after 3 RTTs in one direction (paper); an RTT has a
+//! direction when more than 2/3 of its acknowledged packets were decided that way
+//! (genericCC); the
 //! "nearly empty" threshold is 10% of the RTT range over the last 4 RTTs, checked
 //! over 5 RTTs (paper §2.2); loss in default mode changes nothing (paper: Copa
 //! reacts to delay, and to loss only through 1/δ in competitive mode).
@@ -52,6 +66,9 @@ use crate::units::{Time, NS_PER_SEC};
 
 /// Velocity doubles once cwnd has moved the same way for this many RTTs.
 const SAME_DIRECTION_RTTS: u32 = 3;
+/// An RTT goes one way when more than this fraction of the packets acknowledged in it
+/// were decided that way (genericCC: `abs(update_dir) > 2 * pkts_per_rtt / 3`).
+const DECISIVE_FRACTION: f64 = 2.0 / 3.0;
 /// Competitive-mode test: the queue must nearly empty (d_q < 10% of the RTT
 /// range) at least once per this many RTTs...
 const EMPTY_CHECK_RTTS: u32 = 5;
@@ -89,7 +106,7 @@ pub const INFO: CcaInfo = CcaInfo {
     name: "copa",
     family: "delay",
     summary: "Copa: steers to the target rate 1/(δ·d_q), velocity, competitive-mode switch",
-    reference: "Arun & Balakrishnan, USENIX NSDI 2018; facebook/mvfst quic/congestion_control/Copa.cpp",
+    reference: "Arun & Balakrishnan, USENIX NSDI 2018; venkatarun95/genericCC markoviancc.cc; facebook/mvfst quic/congestion_control/Copa.cpp",
     params: || describe_params::<Params>(PARAM_DOCS),
     build: |v| {
         let p: Params = parse_params("copa", v)?;
@@ -131,8 +148,11 @@ pub struct Copa {
     velocity: f64,
     direction: Option<Direction>,
     same_direction: u32,
-    /// cwnd and time at the last per-RTT velocity check.
-    last_check: Option<(Time, f64)>,
+    /// Packets acknowledged since the last per-RTT check whose decision was up / down.
+    votes_up: u64,
+    votes_down: u64,
+    /// Time of the last per-RTT velocity check.
+    last_check: Option<Time>,
     /// 1/δ in use.
     inv_delta: f64,
     competitive_mode: bool,
@@ -155,6 +175,8 @@ impl Copa {
             velocity: 1.0,
             direction: None,
             same_direction: 0,
+            votes_up: 0,
+            votes_down: 0,
             last_check: None,
             inv_delta,
             competitive_mode: false,
@@ -201,31 +223,57 @@ impl Copa {
         self.direction = Some(dir);
         self.velocity = 1.0;
         self.same_direction = 0;
-        self.last_check = Some((now, self.w));
+        self.votes_up = 0;
+        self.votes_down = 0;
+        self.last_check = Some(now);
+    }
+
+    /// The direction the RTT's ACKs decided: one way if more than 2/3 of the packets
+    /// went that way, `None` (mixed) otherwise.
+    fn rtt_direction(&self) -> Option<Direction> {
+        let total = (self.votes_up + self.votes_down) as f64;
+        if total == 0.0 {
+            None
+        } else if self.votes_up as f64 > DECISIVE_FRACTION * total {
+            Some(Direction::Up)
+        } else if self.votes_down as f64 > DECISIVE_FRACTION * total {
+            Some(Direction::Down)
+        } else {
+            None
+        }
     }
 
     /// Once per RTT: velocity and the competitive-mode switch.
     fn per_rtt(&mut self, now: Time, rtt: Time, dq: f64) {
-        let Some((t, w_then)) = self.last_check else {
-            self.last_check = Some((now, self.w));
+        let Some(t) = self.last_check else {
+            self.last_check = Some(now);
             self.last_empty = now;
             return;
         };
         if now - t < rtt {
             return;
         }
-        let dir = if self.w > w_then { Direction::Up } else { Direction::Down };
-        if self.direction == Some(dir) {
-            self.same_direction += 1;
-            if self.same_direction >= SAME_DIRECTION_RTTS {
-                self.velocity *= 2.0;
+        match self.rtt_direction() {
+            Some(dir) if self.direction == Some(dir) => {
+                self.same_direction += 1;
+                if self.same_direction >= SAME_DIRECTION_RTTS {
+                    self.velocity *= 2.0;
+                }
             }
-        } else {
-            self.direction = Some(dir);
-            self.same_direction = 0;
-            self.velocity = 1.0;
+            Some(dir) => {
+                self.direction = Some(dir);
+                self.same_direction = 0;
+                self.velocity = 1.0;
+            }
+            None => {
+                // Mixed: cwnd hovers around the target; speeding up would overshoot.
+                self.same_direction = 0;
+                self.velocity = 1.0;
+            }
         }
-        self.last_check = Some((now, self.w));
+        self.votes_up = 0;
+        self.votes_down = 0;
+        self.last_check = Some(now);
         if self.p.competitive {
             let range = self.recent_range() as f64 / NS_PER_SEC as f64;
             if dq < NEARLY_EMPTY_FRACTION * range || range == 0.0 {
@@ -298,21 +346,29 @@ impl CongestionControl for Copa {
         if !self.slow_start && acked > 0 {
             let want = if rate <= target { Direction::Up } else { Direction::Down };
             if self.competitive_mode && self.direction != Some(want) && self.velocity > 1.0 {
-                // In competitive mode 1/δ grows every RTT, so cwnd drifts up RTT after
-                // RTT and the per-RTT rule keeps doubling v while the per-ACK decision
-                // flips around the target: a velocity doubled that way must not scale
-                // the steps of the other direction. A sudden change of direction
-                // resets it (mvfst `changeDirection`). Without this, Copa against
-                // CUBIC ran away to 46,000 packets. Deviation: mvfst (which has no
-                // competitive mode) resets in every mode; in default mode we keep the
-                // paper's per-RTT rule, whose velocity drains the queue after slow
-                // start within the 5 RTTs the mode switch waits for.
+                // In competitive mode 1/δ grows every RTT, so most ACKs decide up RTT
+                // after RTT and v doubles; when the decision flips, a velocity doubled
+                // that way must not scale the steps of the other direction for the
+                // rest of the RTT. A sudden change of direction resets it (mvfst
+                // `changeDirection`). Without a reset, Copa against CUBIC ran away to
+                // 46,000 packets. Deviation: mvfst (which has no competitive mode)
+                // resets in every mode; in default mode we keep the per-RTT rule, whose
+                // velocity drains the queue after slow start within the 5 RTTs the
+                // mode switch waits for, and the mixed-RTT reset stops the drift.
                 self.change_direction(want, now);
             }
-            let step = self.velocity * self.inv_delta / self.w.max(1.0) * acked as f64;
+            // v is capped at cwnd (genericCC): one packet moves cwnd by at most 1/δ.
+            let velocity = self.velocity.min(self.w.max(1.0));
+            let step = velocity * self.inv_delta / self.w.max(1.0) * acked as f64;
             match want {
-                Direction::Up => self.w += step,
-                Direction::Down => self.w -= step, // clamped at 2 below
+                Direction::Up => {
+                    self.w += step;
+                    self.votes_up += acked as u64;
+                }
+                Direction::Down => {
+                    self.w -= step; // clamped at 2 below
+                    self.votes_down += acked as u64;
+                }
             }
         }
         self.w = self.w.clamp(2.0, tp.cwnd_clamp as f64);
@@ -375,24 +431,50 @@ mod tests {
     }
 
     #[test]
-    fn velocity_doubles_after_three_rtts_in_one_direction() {
-        // A 1-packet window on an empty, fast path: after slow start ends, Copa keeps
-        // increasing; from the 3rd RTT of increase the step doubles every RTT.
+    fn velocity_doubles_after_three_decisive_rtts_and_a_mixed_rtt_resets_it() {
         let mut c = Copa::new(Params::default());
-        c.w = 10.0;
+        c.w = 100.0;
         let rtt = ms(50);
         c.per_rtt(0, rtt, 0.0); // first check records the baseline
-        let mut v = Vec::new();
-        for i in 1..=6u64 {
-            c.w += 1.0;
+        let rtt_with = |c: &mut Copa, i: u64, up: u64, down: u64| {
+            (c.votes_up, c.votes_down) = (up, down);
             c.per_rtt(i * rtt, rtt, 0.0);
-            v.push(c.velocity);
-        }
-        // dir set (v=1), same ×1 (1), ×2 (1), ×3 (2), ×4 (4), ×5 (8).
+            (c.velocity, c.direction)
+        };
+        // Every packet decided up: direction set (v=1), same ×1 (1), ×2 (1), ×3 (2)...
+        let v: Vec<f64> = (1..=6).map(|i| rtt_with(&mut c, i, 100, 0).0).collect();
         assert_eq!(v, vec![1.0, 1.0, 1.0, 2.0, 4.0, 8.0]);
-        c.w -= 5.0;
-        c.per_rtt(7 * rtt, rtt, 0.0);
-        assert_eq!(c.velocity, 1.0, "a change of direction resets the velocity");
+        // 70 of 100 up is still decisive (> 2/3)...
+        assert_eq!(rtt_with(&mut c, 7, 70, 30), (16.0, Some(Direction::Up)));
+        // ...60 of 100 is mixed: cwnd hovers, v back to 1 (even though cwnd rose).
+        assert_eq!(rtt_with(&mut c, 8, 60, 40), (1.0, Some(Direction::Up)));
+        // Counting starts over: three more decisive RTTs before v doubles again.
+        let v: Vec<f64> = (9..=12).map(|i| rtt_with(&mut c, i, 100, 0).0).collect();
+        assert_eq!(v, vec![1.0, 1.0, 2.0, 4.0]);
+        // A decisive RTT the other way flips the direction and resets v.
+        assert_eq!(rtt_with(&mut c, 13, 10, 90), (1.0, Some(Direction::Down)));
+        assert_eq!((c.votes_up, c.votes_down), (0, 0), "votes are per RTT");
+    }
+
+    #[test]
+    fn one_packet_moves_cwnd_by_at_most_one_over_delta() {
+        // A velocity far above cwnd (as after many RTTs of one-way decisions) is used
+        // as cwnd: an ACK of one packet adds 1/δ = 2 packets, not v/(δ·cwnd) = 2,000.
+        let mut c = Copa::new(Params { competitive: false, ..Params::default() });
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        c.on_rtt(0, ms(50), ms(50));
+        tp.now = ms(10);
+        tp.srtt = ms(50);
+        c.slow_start = false;
+        c.velocity = 10_000.0;
+        c.direction = Some(Direction::Up);
+        c.last_check = Some(ms(5));
+        c.w = 10.0;
+        tp.cwnd = 10;
+        let ack = AckSample { acked_sacked: 1, pkts_acked: 1, rtt: Some(ms(50)), ..Default::default() };
+        c.cong_control(&mut tp, &ack);
+        assert!((c.w - 12.0).abs() < 1e-9, "cwnd {}", c.w);
+        assert_eq!((c.votes_up, c.votes_down), (1, 0));
     }
 
     #[test]
@@ -411,7 +493,7 @@ mod tests {
         c.slow_start = false;
         c.velocity = 64.0;
         c.direction = Some(Direction::Up);
-        c.last_check = Some((ms(150), 390.0));
+        c.last_check = Some(ms(150));
         c.w = 400.0;
         tp.cwnd = 400;
         let ack = AckSample { acked_sacked: 1, pkts_acked: 1, rtt: Some(ms(60)), ..Default::default() };
