@@ -214,11 +214,12 @@ def test_shipped_published_values_reach_the_comparison():
     assert len(with_value) >= 78  # D0 Table 3: 9 pairings x 3 AQMs x 3 metrics, less CUBIC's RR
     assert all(p.scenario in {s.id for s in scenarios()} for p in shipped)
     summary = select("elephants/overall-summary")[0]
-    grids = {sid: scenario_sweep(select(sid)[0], "paper")["sweep"]["grid"] for sid in
-             ("elephants/inter-cca-grid", "elephants/intra-cca-grid")}  # fmt: skip
-    pairings = {f"{p}-cubic" for p in grids["elephants/inter-cca-grid"]["pair"]}
-    pairings |= {f"{p}-self" for p in grids["elephants/intra-cca-grid"]["pair"]}
-    aqms = set(grids["elephants/inter-cca-grid"]["aqm"])
+    sweeps = {sid: scenario_sweep(select(sid)[0], "paper")["sweep"] for sid in
+              ("elephants/inter-cca-grid", "elephants/intra-cca-grid")}  # fmt: skip
+    pairings = {f"{p}-cubic" for p in sweeps["elephants/inter-cca-grid"]["grid"]["pair"]}
+    pairings |= {f"{p}-self" for p in sweeps["elephants/intra-cca-grid"]["grid"]["pair"]}
+    # Each bandwidth runs with each AQM (zipped with that AQM's tc settings).
+    aqms = {a for group in sweeps["elephants/inter-cca-grid"]["zip"] for a in group.get("aqm", [])}
     d0 = [p for p in with_value if p.scenario == summary.id]
     assert {p.where["pairing"] for p in d0} == pairings and {p.where["aqm"] for p in d0} == aqms
     for factor, verdict in ((1.0, "agrees"), (1.2, "DISAGREES")):
@@ -230,3 +231,24 @@ def test_shipped_published_values_reach_the_comparison():
         rows = _comparisons(summary, table, shipped)
         assert len(rows) == len([p for p in shipped if p.scenario == summary.id])
         assert all(str(r["verdict"]).startswith(verdict) for r in rows), rows
+
+
+@pytest.mark.parametrize("sid", ["elephants/inter-cca-grid", "elephants/intra-cca-grid"])
+def test_d0_red_is_the_red_the_authors_ran(sid):
+    """D0's RED, from its authors' dataset (deployment/fabric-setup.ipynb): `red limit
+    <k x BDP> avpkt 1000 min 30000 max 30001 bandwidth <rate>`, without ECN; every
+    bandwidth runs with every AQM, at both scales."""
+    for scale, cells in (("paper", 5 * 6 * 3), ("quick", 3 * 3)):
+        runs = [r for r in planned(sid, scale).plan.runs if r.repetition == 0]
+        assert len({(r.params["rate_mbit"], r.params["k"], r.params["aqm"]) for r in runs}) == cells
+        for r in runs:
+            assert r.experiment is not None, r.error
+            topo = r.experiment.resolve()["topology"]
+            q = topo["bottleneck"]["qdisc"]
+            assert q["kind"] == {"bfifo": "bfifo", "fq_codel": "fq_codel", "red": "red"}[r.params["aqm"]]
+            if q["kind"] == "red":
+                rate = r.params["rate_mbit"] * 1_000_000
+                assert (q["min_bytes"], q["max_bytes"], q["avpkt_bytes"]) == (30_000, 30_001, 1000)
+                assert q["bandwidth_bps"] == rate == topo["bottleneck"]["rate_bps"]
+                assert abs(q["limit_bytes"] - r.params["k"] * rate * 0.062 / 8) <= 1
+                assert not q["ecn"] and not q["adaptive"]
