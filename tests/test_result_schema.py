@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 import ccbench
 from ccbench.cli import cli
-from ccbench.engine import HEADER_BYTES
+from ccbench.engine import HEADER_BYTES, SYN_WIRE_BYTES
 from ccbench.results import COLUMNS, OPTIONAL_COLUMNS, TABLES
 from ccbench.spec import load_spec
 
@@ -55,6 +55,7 @@ def test_the_python_column_lists_are_the_engines(schema):
 def test_the_header_sizes_are_the_engines(schema):
     assert HEADER_BYTES == schema["header_bytes"] == 52
     assert schema["udp_header_bytes"] == 28
+    assert SYN_WIRE_BYTES == schema["syn_wire_bytes"] == 60
 
 
 def documented_types(table: str) -> dict[str, str]:

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ccbench.engine
 from ccbench.api import run
 from ccbench.metrics.fct import expected_fct
 from ccbench.spec import Experiment, SpecError
-from ccbench.spec.traffic import load_cdf, mean_of, shipped_distributions
+from ccbench.spec.traffic import load_cdf, mean_of, mean_units_of, shipped_distributions
 
 BASE: dict[str, Any] = {
     "experiment": {"name": "t", "duration": "10s", "sample_interval": "0s"},
@@ -98,6 +99,27 @@ def test_a_lone_finite_flow_completes_within_one_rtt_of_its_efct(tmp_path: Path)
         assert row["completed"]
         assert abs(row["fct_s"] - efct) <= 0.04, (size, row["fct_s"], efct)
         assert abs(row["efct_s"] - efct) < 0.002  # min RTT ~ the base RTT on an idle path
+
+
+def test_a_target_load_counts_the_wire_in_the_spec_and_the_engine(tmp_path: Path) -> None:
+    # The recipe's hping mouse: SYN 60 + ACK 52 + 400 B in one 452 B segment = 564 B.
+    schema = ccbench.engine.result_schema()
+    mouse = {"cca": "reno", "arrival": "poisson", "load": "4Mbit", "size": "400B", "start": "0s"}
+    exp = Experiment.from_dict(spec(mouse, duration="5s"))
+    f = exp.flows[0]
+    assert f.mean_wire_bytes() == 400 + 2 * schema["header_bytes"] + schema["syn_wire_bytes"] == 564
+    want = 4e6 * 5 / (8 * 564)
+    assert f.expected_count(5_000_000_000) == pytest.approx(want)
+    n = len(run(exp, tmp_path / "m").flows)
+    # Poisson: within 4 sigma of the wire-based rate; payload-only would bring 6,250.
+    assert abs(n - want) < 4 * want**0.5, (n, want)
+    # A distribution's mean segment count is exact: against inverse-transform draws.
+    pts = load_cdf("websearch")
+    u = np.random.default_rng(1).random(400_000)
+    p = np.array([q for _, q in pts])
+    v = np.array([x for x, _ in pts])
+    draws = np.maximum(np.interp(u, p, v), v[0])  # the first point is a mass at its value
+    assert np.mean(np.maximum(np.ceil(draws / 1448), 1)) == pytest.approx(mean_units_of(pts, 1448), rel=0.01)
 
 
 def test_a_workload_runs_and_the_summary_has_slowdown_by_size(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ def qdisc_config(config_json: str) -> str:
 
 def result_schema() -> str:
     """JSON {"tables": [{name, columns: [{name, type}]}], "stats": [key], "header_bytes": int,
-    "udp_header_bytes": int}: the result tables, manifest stats keys and header sizes as the
+    "udp_header_bytes": int, "syn_wire_bytes": int}: the result tables, manifest stats keys and header sizes as the
     engine's recorder defines them."""
 
 def config_schema() -> str:

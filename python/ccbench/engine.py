@@ -38,6 +38,11 @@ used to turn a buffer in bytes into packets and back. Kept here so specs validat
 the compiled engine; ``tests/test_result_schema.py`` checks it against
 ``_core.result_schema()["header_bytes"]``."""
 
+SYN_WIRE_BYTES = 60
+"""Wire bytes of a SYN (IPv4 + TCP + Linux's SYN options). Mirrors ``SYN_WIRE_BYTES`` in
+``crates/ccsim/src/net/mod.rs``, checked like ``HEADER_BYTES`` (``syn_wire_bytes``); a
+target ``load`` counts it (``spec.flows.FlowSpec.mean_wire_bytes``)."""
+
 
 class EngineUnavailable(CcbenchError, ImportError):
     """The compiled engine (``ccbench._core``) is not built or cannot be loaded."""
@@ -71,7 +76,8 @@ def engine_version() -> str:
 
 def result_schema() -> dict[str, Any]:
     """What the engine's recorder writes: ``{"tables": [{name, columns: [{name, type}]}],
-    "stats": [key], "header_bytes": int, "udp_header_bytes": int}`` (docs/results-format.md)."""
+    "stats": [key], "header_bytes": int, "udp_header_bytes": int, "syn_wire_bytes": int}``
+    (docs/results-format.md)."""
     return dict(json.loads(core().result_schema()))
 
 

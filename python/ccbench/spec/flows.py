@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import pycca
-from ..engine import CcaCatalog
+from ..engine import HEADER_BYTES, SYN_WIRE_BYTES, CcaCatalog
 from .fields import Duration, OptDuration, OptName, OptRate, OptSize, _Model
-from .traffic import Arrival, BurstSpec, CcaShare, check_cca_name, load_cdf, mean_of
+from .traffic import Arrival, BurstSpec, CcaShare, check_cca_name, load_cdf, mean_of, mean_units_of
 
 #: Linux's minimum RTO (``TCP_RTO_MIN``).
 DEFAULT_MIN_RTO_NS = 200_000_000
@@ -52,7 +53,11 @@ class FlowSpec(_Model):
     interval: OptDuration = Field(None, description="arrival = 'interval': time between flow starts, e.g. '25s'")
     window: OptDuration = Field(None, description="arrival = 'uniform': flows start uniformly in [start, start + window)")
     arrival_rate: float | None = Field(None, gt=0, description="arrival = 'poisson': flows per second")
-    load: OptRate = Field(None, description="arrival = 'poisson': offered load, e.g. '40Mbit' (rate = load / mean size)")
+    load: OptRate = Field(
+        None,
+        description="arrival = 'poisson': offered load on the wire, e.g. '40Mbit' (rate = load / mean wire bytes "
+        "per flow: payload, each segment's headers, SYN and ACK)",
+    )
     gaps: str | None = Field(
         None, description="arrival = 'empirical': inter-arrival times drawn from a distribution (ms): a CDF file"
     )
@@ -156,8 +161,7 @@ class FlowSpec(_Model):
         elif self.arrival_rate is not None:
             rate = self.arrival_rate
         else:
-            mean = self.mean_size_bytes()
-            rate = float(self.load or 0) / (8 * max(mean, 1.0))
+            rate = float(self.load or 0) / (8 * self.mean_wire_bytes())
         return min(float(self.count), rate * seconds)
 
     def mean_size_bytes(self) -> float:
@@ -167,6 +171,17 @@ class FlowSpec(_Model):
         if self.size is None:
             return float("nan")
         return float(self.size.value) * (self.mss if self.size.kind == "packets" else 1)
+
+    def mean_wire_bytes(self) -> float:
+        """Mean bytes a flow of a finite group puts on the forward wire: its payload in
+        segments of ``mss`` with their headers, plus its handshake's SYN and ACK; what a
+        target ``load`` counts (the engine's ``traffic::mean_wire_bytes``)."""
+        if self.sizes is not None:
+            segments = mean_units_of(load_cdf(self.sizes), self.mss)
+        else:
+            segments = max(1, math.ceil(self.mean_size_bytes() / self.mss))
+        handshake = SYN_WIRE_BYTES + HEADER_BYTES if self.opens_with_handshake else 0
+        return self.mean_size_bytes() + HEADER_BYTES * segments + handshake
 
     def is_lazy(self) -> bool:
         """Flows that arrive over time (numbered after every fixed flow, in arrival order)."""

@@ -6,6 +6,7 @@ and resolves. See ``docs/traffic.md``."""
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -102,6 +103,20 @@ def mean_of(points: tuple[tuple[float, float], ...]) -> float:
     for v, p in points[1:]:
         mean += (prev[0] + v) / 2 * (p - prev[1])
         prev = (v, p)
+    return mean
+
+
+def mean_units_of(points: tuple[tuple[float, float], ...], unit: float) -> float:
+    """Mean of ceil(X / unit), at least 1, over a linearly interpolated CDF (the engine's
+    ``EmpiricalDist::mean_units``): the segments of ``unit`` bytes a flow needs."""
+
+    def area(x: float) -> float:  # integral of ceil(t / unit) over [0, x]
+        n = math.floor(x / unit)
+        return unit * n * (n + 1) / 2 + (x - n * unit) * (n + 1)
+
+    mean = points[0][1] * max(1, math.ceil(points[0][0] / unit))
+    for (v0, p0), (v, p) in zip(points, points[1:], strict=False):
+        mean += (p - p0) * ((area(v) - area(v0)) / (v - v0) if v > v0 else max(1, math.ceil(v / unit)))
     return mean
 
 

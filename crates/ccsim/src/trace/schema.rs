@@ -94,7 +94,8 @@ pub fn stats_keys() -> Vec<&'static str> {
 }
 
 /// The whole description as JSON: `{"tables": [{name, columns: [{name, type}]}],
-/// "stats": [key], "header_bytes": n, "udp_header_bytes": n}` (tables in write order).
+/// "stats": [key], "header_bytes": n, "udp_header_bytes": n, "syn_wire_bytes": n}`
+/// (tables in write order).
 pub fn result_schema_json() -> serde_json::Value {
     let tables: Vec<serde_json::Value> = table_schemas()
         .into_iter()
@@ -105,6 +106,7 @@ pub fn result_schema_json() -> serde_json::Value {
         "stats": stats_keys(),
         "header_bytes": crate::net::HEADER_BYTES,
         "udp_header_bytes": crate::net::UDP_HEADER_BYTES,
+        "syn_wire_bytes": crate::net::SYN_WIRE_BYTES,
     })
 }
 

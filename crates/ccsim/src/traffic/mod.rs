@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use dist::{EmpiricalDist, Interpolation};
 
 use crate::config::FlowConfig;
+use crate::net::{HEADER_BYTES, SYN_WIRE_BYTES};
 use crate::sim::rng::{Component, SimRng};
 use crate::sim::stream;
 use crate::units::{Bps, Time};
@@ -36,8 +37,9 @@ pub enum Arrival {
     Uniform { window_ns: Time },
     /// Poisson arrivals at `rate_per_s` from `start_ns` (exponential gaps).
     Poisson { rate_per_s: f64 },
-    /// Poisson arrivals at the rate that offers `load_bps` on average:
-    /// rate = load / (8 × mean flow size).
+    /// Poisson arrivals at the rate that offers `load_bps` on the forward wire on
+    /// average: rate = load / (8 × mean wire bytes per flow), counting every packet a
+    /// flow sends with its headers ([`mean_wire_bytes`]).
     PoissonLoad { load_bps: f64 },
     /// Inter-arrival gaps (ns) drawn from an empirical distribution.
     Gaps { gaps_ns: EmpiricalDist },
@@ -199,7 +201,7 @@ impl GroupSource {
             }
             &Arrival::Poisson { rate_per_s } => gaps(Gap::Exponential { mean_ns: 1e9 / rate_per_s }),
             &Arrival::PoissonLoad { load_bps } => {
-                let rate = load_bps / (8.0 * mean_size_bytes(f));
+                let rate = load_bps / (8.0 * mean_wire_bytes(f));
                 gaps(Gap::Exponential { mean_ns: 1e9 / rate })
             }
             Arrival::Gaps { gaps_ns } => gaps(Gap::Empirical(gaps_ns.clone())),
@@ -281,6 +283,33 @@ pub fn mean_size_bytes(f: &FlowConfig) -> f64 {
         (None, Some(s)) => s as f64,
         (None, None) => f64::NAN,
     }
+}
+
+/// Forward packets a finite flow sends besides its data, with their wire bytes: the
+/// SYN and the ACK of its handshake if it opens with one. No FIN is modelled.
+fn handshake_wire_bytes(f: &FlowConfig) -> u64 {
+    if f.handshake {
+        (SYN_WIRE_BYTES + HEADER_BYTES) as u64
+    } else {
+        0
+    }
+}
+
+/// Bytes a finite flow of `size` payload bytes puts on the forward wire if nothing
+/// is lost: its ⌈size / MSS⌉ data segments with their headers, plus its handshake's
+/// SYN and ACK. What a target `load` counts.
+pub fn wire_bytes(f: &FlowConfig, size: u64) -> u64 {
+    size + HEADER_BYTES as u64 * size.div_ceil(f.mss as u64).max(1) + handshake_wire_bytes(f)
+}
+
+/// Mean of [`wire_bytes`] over a group's flow sizes (exact for a size distribution).
+pub fn mean_wire_bytes(f: &FlowConfig) -> f64 {
+    let segments = match (&f.size_dist, f.size_bytes) {
+        (Some(d), _) => d.mean_units(f.mss as f64),
+        (None, Some(s)) => s.div_ceil(f.mss as u64).max(1) as f64,
+        (None, None) => return f64::NAN,
+    };
+    mean_size_bytes(f) + HEADER_BYTES as f64 * segments + handshake_wire_bytes(f) as f64
 }
 
 /// Check the traffic fields of flow entry `i`; the message names the field.

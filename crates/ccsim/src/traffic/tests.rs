@@ -40,30 +40,48 @@ fn uniform_arrivals_are_sorted_inside_the_window_and_uniform() {
 }
 
 #[test]
-fn poisson_load_offers_its_target_within_five_percent() {
+fn poisson_load_offers_its_target_on_the_wire_within_five_percent() {
+    // Small flows opening with a handshake: headers and handshake are ~12 % of the wire.
     let mut f = group(Arrival::PoissonLoad { load_bps: 50e6 }, u64::MAX);
-    f.size_dist = Some(EmpiricalDist { points: vec![(1e3, 0.5), (1e5, 0.9), (1e6, 1.0)], interpolation: Interpolation::Linear });
-    let horizon = secs(300);
+    f.size_dist = Some(EmpiricalDist { points: vec![(100.0, 0.5), (2e3, 0.9), (2e4, 1.0)], interpolation: Interpolation::Linear });
+    f.handshake = true;
+    let horizon = secs(60);
     let mut src = GroupSource::new(11, 0, &f);
-    let mut bytes = 0u64;
-    let mut n = 0u64;
+    let (mut wire, mut payload, mut n) = (0u64, 0u64, 0u64);
     let mut gaps = Vec::new();
     let mut prev = f.start_ns;
     while let Some(t) = src.next_start() {
         if t >= f.start_ns + horizon {
             break;
         }
-        bytes += src.draw(&f).size_bytes.unwrap();
+        let size = src.draw(&f).size_bytes.unwrap();
+        wire += wire_bytes(&f, size);
+        payload += size;
         gaps.push((t - prev) as f64);
         prev = t;
         n += 1;
     }
-    let load = bytes as f64 * 8.0 / 300.0;
-    assert!((load / 50e6 - 1.0).abs() < 0.05, "offered {load} bit/s over {n} flows");
+    let load = wire as f64 * 8.0 / 60.0;
+    assert!((load / 50e6 - 1.0).abs() < 0.05, "offered {load} bit/s on the wire over {n} flows");
+    // Counting payload only (the old definition) would offer ~12 % more on the wire.
+    assert!((payload as f64 / wire as f64) < 0.92, "payload {payload} of {wire} wire bytes");
+    assert!((mean_wire_bytes(&f) * n as f64 / wire as f64 - 1.0).abs() < 0.02, "the mean matches the draws");
     // Exponential gaps: the coefficient of variation is 1.
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
     assert!((sd / mean - 1.0).abs() < 0.05, "cv {}", sd / mean);
+}
+
+#[test]
+fn wire_bytes_count_each_segments_headers_and_the_handshake() {
+    let mut f = group(Arrival::PoissonLoad { load_bps: 1e6 }, 1);
+    f.size_bytes = Some(400);
+    assert_eq!(wire_bytes(&f, 400), 452, "one segment, no handshake");
+    f.handshake = true;
+    // The recipe's hping mouse: SYN 60 + ACK 52 + one 452-byte data segment.
+    assert_eq!(wire_bytes(&f, 400), 564);
+    assert_eq!(mean_wire_bytes(&f), 564.0);
+    assert_eq!(wire_bytes(&f, 1449), 1449 + 2 * 52 + 112, "two segments");
 }
 
 #[test]
