@@ -31,14 +31,32 @@ def spec(*flows: dict[str, Any], **experiment: Any) -> dict[str, Any]:
 
 
 def test_shipped_distributions_load_and_name_their_sources() -> None:
-    assert {"websearch", "datamining", "fb_hadoop"} <= set(shipped_distributions())
+    sizes = {"websearch", "datamining", "fb_hadoop", "fb_webserver", "fb_cache", "internet_agh2015"}
+    assert sizes | {"internet_rtt_ripe2025"} == set(shipped_distributions())
     for name in shipped_distributions():
         pts = load_cdf(name)
         assert pts[-1][1] == 1.0 and all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(pts, pts[1:], strict=False))
         text = (Path(__file__).parent.parent / "python/ccbench/data/distributions" / f"{name}.cdf").read_text()
-        assert "SIGCOMM" in text, f"{name} names its source"
+        header = "".join(line for line in text.splitlines() if line.startswith("#"))
+        # The header names the measurement (a paper or dataset) and the repository it came from.
+        assert ("SIGCOMM" in header or "arXiv" in header or "RIPE Atlas" in header) and "/" in header, name
     # DCTCP's web search: mean ~1.6 MB (the HPCC file's linear interpolation).
     assert 1.5e6 < mean_of(load_cdf("websearch")) < 1.8e6
+    # Roy et al.: web-server flows are mostly small, cache-follower flows have a heavy
+    # middle (about half above 30 KB); the AGH histogram's mean is 113 KB.
+    assert mean_of(load_cdf("fb_webserver")) < mean_of(load_cdf("fb_cache"))
+    assert 100e3 < mean_of(load_cdf("internet_agh2015")) < 130e3
+
+
+def test_the_shipped_rtt_distribution_makes_one_sender_per_bin() -> None:
+    exp = Experiment.from_dict(
+        spec({"cca": "cubic", "arrival": "poisson", "arrival_rate": 10, "size": "10KB", "rtts": "internet_rtt_ripe2025"})
+    )
+    cfg = exp.resolve()
+    bins = [s for s in cfg["topology"]["senders"] if "@" in s["name"]]
+    mix = cfg["flows"][0]["sender_mix"]
+    assert len(bins) == len(mix) == 34 and abs(sum(m["fraction"] for m in mix) - 1) < 1e-9
+    assert {s["rtt_ns"] for s in bins} >= {10e6, 300e6, 600e6}
 
 
 @pytest.mark.parametrize(

@@ -108,3 +108,61 @@ fn the_mix_draws_do_not_move_sizes_or_senders() {
     assert!((310..390).contains(&s1), "{s1} of 500 on sender 1");
     assert!(a.iter().all(|(t, _)| *t >= secs(1)) && a.windows(2).all(|w| w[0].0 <= w[1].0));
 }
+
+/// The shipped distribution files (python/ccbench/data/distributions): `value p` lines,
+/// `#` comments, probabilities in percent when the last is 100.
+fn shipped() -> Vec<(String, Vec<(f64, f64)>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccbench/data/distributions");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&dir).expect("the distributions folder") {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "cdf") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut points: Vec<(f64, f64)> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(|l| {
+                let mut it = l.split_whitespace().map(|x| x.parse::<f64>().unwrap());
+                (it.next().unwrap(), it.next().unwrap())
+            })
+            .collect();
+        if points.last().unwrap().1 == 100.0 {
+            points.iter_mut().for_each(|p| p.1 /= 100.0);
+        }
+        out.push((path.file_stem().unwrap().to_string_lossy().into_owned(), points));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn every_shipped_distribution_samples_to_its_cdf_by_kolmogorov_smirnov() {
+    let all = shipped();
+    assert!(all.len() >= 7, "{:?}", all.iter().map(|d| &d.0).collect::<Vec<_>>());
+    for (k, (name, points)) in all.into_iter().enumerate() {
+        // RTT files are bins (a value per point); flow sizes interpolate linearly.
+        let interpolation = if name.contains("rtt") { Interpolation::Step } else { Interpolation::Linear };
+        let d = EmpiricalDist { points, interpolation };
+        d.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut rng = crate::sim::stream(13, crate::sim::rng::Component::FlowSize, k as u64);
+        let n = 20_000;
+        let mut xs: Vec<f64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+        xs.sort_by(f64::total_cmp);
+        // D_n over the distinct sampled values, from both sides of each (so atoms and
+        // steps compare at their jumps); critical value at alpha = 0.01: 1.628/sqrt(n).
+        let mut ks: f64 = 0.0;
+        let mut i = 0;
+        while i < xs.len() {
+            let x = xs[i];
+            let j = xs.partition_point(|&y| y <= x);
+            let below = d.cdf(x - x.abs() * 1e-12 - 1e-12);
+            ks = ks.max((below - i as f64 / n as f64).abs()).max((d.cdf(x) - j as f64 / n as f64).abs());
+            i = j;
+        }
+        assert!(ks < 1.628 / (n as f64).sqrt(), "{name}: KS statistic {ks}");
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        assert!(mean > 0.0 && d.mean() > 0.0, "{name}");
+    }
+}
