@@ -29,7 +29,8 @@ FAKE_CCAS = CcaCatalog(
 FAKE_KERNEL = KernelInfo(
     release="6.18-test",
     ccas=("reno", "cubic", "bbr"),
-    qdiscs={"pfifo": True, "bfifo": True, "tbf": True, "htb": True, "netem": False, "fq_codel": False},
+    qdiscs={"pfifo": True, "bfifo": True, "tbf": True, "htb": True, "netem": False, "fq_codel": False, "red": False,
+            "codel": False, "pie": False, "fq_pie": False},
     qdiscs_probed=True,
     tools={},
 )

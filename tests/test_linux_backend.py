@@ -232,6 +232,39 @@ def test_parking_lot_routes_each_flow_through_its_links(tmp_path):
     assert "not drawn" not in html
 
 
+def test_tc_takes_the_aqm_arguments_of_every_qdisc_the_backend_builds():
+    """tc parses each AQM's arguments before asking the kernel, so on this kernel (which
+    has none of them) a mistake in their syntax still shows: tc must fail only because
+    the kernel lacks the qdisc, never on an argument."""
+    from fakes import FAKE_KERNEL
+
+    from ccbench.backends.linux.aqm import KERNEL_QDISCS
+    from ccbench.backends.linux.netplan import link_queue
+    from ccbench.spec import load_spec
+
+    full = system.KernelInfo("x", FAKE_KERNEL.ccas, {k: True for k in system.PROBED_QDISCS}, True, {})
+    ns = f"{system.NAMESPACE_PREFIX}probe-{os.getpid()}-aqm"
+    system.cmd(["ip", "netns", "add", ns])
+    try:
+        system.cmd(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", "handle", "1:", "tbf", "rate", "10mbit",
+                    "burst", "3000", "limit", "100000"])  # fmt: skip
+        for kind in KERNEL_QDISCS:
+            spec = dumbbell(["cubic"], 100)
+            spec["bottleneck"]["qdisc"] = {"kind": kind, "ecn": True} if kind not in ("pfifo", "bfifo") else kind
+            if kind == "red":
+                spec["bottleneck"]["qdisc"]["adaptive"] = True
+            exp = load_spec(spec)
+            problems: list[str] = []
+            q = link_queue(exp, exp.links()[0], False, 1500, full, problems)
+            assert not problems
+            proc = system.cmd(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "parent", "1:1", "handle", "10:",
+                               *q.child()], check=False)  # fmt: skip
+            assert proc.returncode == 0 or "kind is unknown" in proc.stderr, (q.child(), proc.stderr)
+            system.cmd(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "parent", "1:1", "handle", "10:"], check=False)
+    finally:
+        system.cmd(["ip", "netns", "del", ns], check=False)
+
+
 def _spawn(spec_path, out):
     """``ccbench run`` in a process of its own; its stderr goes to ``stderr.txt`` beside the spec."""
     with open(spec_path.parent / "stderr.txt", "wb") as err:

@@ -89,7 +89,7 @@ def test_a_link_the_kernel_cannot_build_fails_up_front_naming_it():
     text = str(e.value)
     assert "topology.hops[1].qdisc = 'fq_codel' needs the fq_codel qdisc, which this kernel does not provide" in text
     assert "topology.hops[0].loss = 0.01 (random loss) needs the netem qdisc" in text
-    assert "topology.hops[0].reverse.qdisc = 'codel' is not supported by the linux backend yet" in text
+    assert "topology.hops[0].reverse.qdisc = 'codel' needs the codel qdisc, which this kernel does not provide" in text
     assert "senders[2].access_loss = 0.001 (random loss) needs the netem qdisc" in text
     assert "4 problems" in text
 
@@ -136,3 +136,23 @@ def test_a_rate_limited_flow_runs_iperf3_with_its_rate_and_on_off_is_refused():
         plan_of(d)
     assert "flows[1]: on, off (docs/traffic.md) are simulator features" in str(e.value)
     assert "flows[2].rate with flows[2].size: the sized-flow tool sends as fast as TCP allows" in str(e.value)
+
+
+def test_a_kernel_with_the_aqms_gets_them_under_the_tbf_with_the_spec_parameters():
+    """Where the kernel has them (not this one), the AQMs go under the link's tbf with
+    the spec's parameters as tc arguments; what no kernel qdisc does is refused."""
+    full = system.KernelInfo("x", KERNEL.ccas, {k: True for k in system.PROBED_QDISCS}, True, {})
+    d = copy.deepcopy(PARKING_LOT)
+    d["topology"]["hops"][0]["qdisc"] = {"kind": "fq_codel", "ecn": True, "target": "2ms"}
+    d["topology"]["hops"][1]["qdisc"] = {"kind": "red", "limit": "100KB", "min": "10KB", "max": "30KB", "ecn": True}
+    d["topology"]["hops"][1]["reverse"] = {"qdisc": {"kind": "pie", "target": "20ms"}}
+    hop0, hop1 = plan_of(d, full).network.links
+    assert hop0.forward.child() == ["fq_codel", "limit", "50", "flows", "1024", "quantum", "1500",
+                                    "memory_limit", "33554432", "target", "2000us", "interval", "100000us", "ecn"]  # fmt: skip
+    assert hop1.forward.child()[:9] == ["red", "limit", "100000", "min", "10000", "max", "30000", "avpkt", "1000"]
+    assert hop1.forward.child()[-1] == "ecn" and (hop1.forward.qdisc, hop1.forward.limit) == ("red", 100000)
+    assert hop1.reverse.child()[:7] == ["pie", "limit", "1000", "target", "20000us", "tupdate", "15000us"]
+    assert hop0.reverse.child() == ["pfifo", "limit", "1000"]
+    d["topology"]["hops"][0]["qdisc"] = "prio"
+    with pytest.raises(BackendError, match=r"topology.hops\[0\].qdisc = 'prio' is not supported by the linux backend"):
+        plan_of(d, full)

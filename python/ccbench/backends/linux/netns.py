@@ -377,7 +377,7 @@ class Topology:
              str(-ETHERNET_HEADER), "tbf", *q.tbf_args()])  # fmt: skip
         # Changing tbf resets a fifo child's limit to tbf's own, so the child is set again at once.
         cmd(["tc", "-n", ns, "qdisc", "add" if verb == "replace" else "change", "dev", dev, "parent", "1:1",
-             "handle", handle, q.qdisc, "limit", str(q.limit)])  # fmt: skip
+             "handle", handle, *q.child()])  # fmt: skip
 
     def change_rate(self, q: QueuePlan, probe: QueueProbe, rate_bps: int) -> None:
         """A ``rate_schedule`` step of one shaped queue."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...spec.qdisc import resolve_qdisc, resolve_shaper
 from ...spec.topology import GraphSpec, NetLink, ParkingLotSpec
+from .aqm import KERNEL_QDISCS, child_args
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -24,8 +25,6 @@ __all__ = ["LinkPlan", "NetworkPlan", "QueuePlan", "RoutePlan", "link_queue", "n
 
 #: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
 TBF_BURST_PACKETS = 2
-#: The fifo queues the linux backend builds (the kernel here has no AQM qdisc).
-FIFOS = ("pfifo", "bfifo")
 #: Routers, links and senders are numbered into addresses (10.204.<link>.x,
 #: 10.201.<sender>.x, ...), so each count stays below 250.
 MAX_LINKS = 250
@@ -35,18 +34,24 @@ MAX_SENDERS = 250
 @dataclass(frozen=True)
 class QueuePlan:
     """One direction of a link as the kernel builds it: ``tbf`` (rate, bucket and, for
-    a spec shaper below the link rate, the link rate as tbf's peak rate) with a
-    ``pfifo``/``bfifo`` child, then ``delay_ns`` of propagation."""
+    a spec shaper below the link rate, the link rate as tbf's peak rate) with the
+    link's queue discipline as its child (``child``: its ``tc`` arguments), then
+    ``delay_ns`` of propagation."""
 
     link: str  # its name in queue_ts, links and events
     rate_bps: int
     rate_schedule: tuple[tuple[int, int], ...]
-    qdisc: str  # "pfifo" | "bfifo"
-    limit: int  # packets for pfifo, bytes for bfifo
+    qdisc: str  # a kind of aqm.KERNEL_QDISCS
+    limit: int  # bytes for bfifo and red, else packets
     burst_bytes: int
     peakrate_bps: int | None = None
     mtu_bytes: int | None = None
     delay_ns: int = 0
+    #: ``tc`` arguments of the child qdisc (default: the fifo of ``qdisc`` and ``limit``).
+    child_args: tuple[str, ...] = ()
+
+    def child(self) -> list[str]:
+        return list(self.child_args) or [self.qdisc, "limit", str(self.limit)]
 
     def tbf_args(self) -> list[str]:
         """The ``tc ... tbf`` arguments (``limit`` is the child's business)."""
@@ -65,7 +70,8 @@ class QueuePlan:
             "tbf_peakrate_bps": self.peakrate_bps,
             "qdisc": self.qdisc,
             "limit": self.limit,
-            "limit_unit": "packets" if self.qdisc == "pfifo" else "bytes",
+            "limit_unit": "bytes" if self.qdisc in ("bfifo", "red") else "packets",
+            "child": self.child(),
             "delay_ns": self.delay_ns,
         }
 
@@ -139,11 +145,13 @@ def link_queue(
     qspec = exp.qdisc_spec(link, reverse=reverse)
     ctx = exp.limit_context(link, reverse=reverse)
     kind = qspec.kind
-    if kind not in FIFOS or kernel.has_qdisc(kind) is False:
-        if kernel.has_qdisc(kind) is False:
-            problems.append(f"{rpath}.qdisc = {kind!r} needs the {kind} qdisc, which this kernel does not provide")
+    if kind not in KERNEL_QDISCS or kernel.has_qdisc(kind) is False:
+        if kind not in KERNEL_QDISCS:
+            problems.append(
+                f"{rpath}.qdisc = {kind!r} is not supported by the linux backend ({', '.join(KERNEL_QDISCS)})"
+            )
         else:
-            problems.append(f"{rpath}.qdisc = {kind!r} is not supported by the linux backend yet (pfifo, bfifo)")
+            problems.append(f"{rpath}.qdisc = {kind!r} needs the {kind} qdisc, which this kernel does not provide")
         resolved: dict[str, Any] = {"kind": "pfifo", "limit_packets": 1000}
     else:
         resolved = resolve_qdisc(qspec, ctx, {})
@@ -175,12 +183,11 @@ def link_queue(
             # the bucket drains at the link's rate (tbf's peak rate), then the shaper's rate holds
             peak = b.shaper.peakrate if b.shaper.peakrate is not None and b.shaper.peakrate < b.rate else b.rate
             rate, burst, peak_mtu = b.shaper.rate, int(shaped["burst_bytes"]), int(shaped["mtu_bytes"])
-    if resolved["kind"] == "pfifo":
-        qdisc, limit = "pfifo", int(resolved["limit_packets"])
-    else:
-        qdisc, limit = "bfifo", int(resolved["limit_bytes"])
+    limit = int(resolved["limit_bytes"] if "limit_bytes" in resolved else resolved["limit_packets"])
     name = f"{link.name}_rev" if reverse else link.name
-    return QueuePlan(name, rate, schedule, qdisc, limit, burst, peak, peak_mtu, b.delay)
+    return QueuePlan(
+        name, rate, schedule, resolved["kind"], limit, burst, peak, peak_mtu, b.delay, tuple(child_args(resolved))
+    )
 
 
 def network_plan(exp: Experiment, mtu: int, kernel: KernelInfo, problems: list[str]) -> NetworkPlan:

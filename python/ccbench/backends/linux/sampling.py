@@ -138,9 +138,18 @@ def parse_tc(text: str, handle: str, dev: str | None = None) -> QueueSample | No
                 sent_bytes=int(q.get("bytes", 0)),
                 sent_pkts=int(q.get("packets", 0)),
                 dropped_pkts=int(q.get("drops", 0)),
-                marked_pkts=int(q.get("ecn_mark", q.get("marked", 0)) or 0),
+                # CoDel, FQ-CoDel and PIE report marks as ecn_mark, RED as marked (in xstats)
+                marked_pkts=_marks(q),
             )
     return None
+
+
+def _marks(q: dict[str, Any]) -> int:
+    for where in (q, q.get("xstats") or {}):
+        for key in ("ecn_mark", "marked"):
+            if isinstance(where.get(key), int):
+                return int(where[key])
+    return 0
 
 
 @dataclass(frozen=True)

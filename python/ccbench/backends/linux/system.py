@@ -56,6 +56,7 @@ PROBED_QDISCS: dict[str, tuple[str, ...]] = {
     "codel": ("codel",),
     "fq_codel": ("fq_codel",),
     "pie": ("pie",),
+    "fq_pie": ("fq_pie",),
     "fq": ("fq",),
     "cake": ("cake",),
 }  # fmt: skip
