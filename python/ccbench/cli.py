@@ -331,7 +331,7 @@ def validate_cmd(spec: Path, as_json: bool, force: bool) -> None:
     with _user_errors():
         exp = load_spec(spec)
         config = exp.resolve()
-        check = preflight.check(exp)
+        check = preflight.check(exp, streamed=True)
         if as_json:
             check.raise_if_refused(force=force)
             click.echo(json.dumps(config, indent=2))

@@ -3,7 +3,8 @@ simulation, find the valid specs that cannot work or cannot fit, and estimate th
 
 * **errors** (the run is refused): a bottleneck buffer smaller than one packet of the
   largest MSS; an estimated memory above the machine's memory; an output directory
-  that cannot receive the run (not writable, too little free space);
+  that cannot receive the run (not writable, too little free space for the tables a
+  streamed run writes, e.g. samples every nanosecond);
 * **warnings that need ``--force``** (``force=True``): estimated memory above
   ``memory_warn_bytes`` (default a quarter of the machine's memory) or CPU time above
   ``cpu_refuse_s`` (default one day);
@@ -49,9 +50,23 @@ BYTES_PER_PACKET_IN_NETWORK = 256
 #: Bytes of one row in memory: flow_ts, queue_ts, events (mirrors the engine's
 #: ``ROW_BYTES`` in crates/ccsim/src/trace/recorder.rs).
 ROW_BYTES = {"flow_ts": 160, "queue_ts": 68, "events": 44}
-#: A table is held about three times at the peak: engine columns, NumPy/Arrow copies,
-#: and the pandas frames of the summary.
+#: A run without an output directory (``ccbench.run(spec)``) holds each table whole,
+#: about three times at the peak: engine columns, NumPy/Arrow copies, and the summary's
+#: frames.
 TABLE_COPIES = 3
+#: A run with an output directory streams its growing tables to Parquet in chunks of
+#: ``STREAM_CHUNK_ROWS`` rows (ccbench.runwriter): at most one chunk per table is held,
+#: twice (the engine's chunk and its Arrow copy being written). Measured
+#: (docs/benchmarks.md "Memory of a run", ``/usr/bin/time -f %M``): CoreScale (5,000
+#: flows, 10 Gbit/s) peaks at 404 MB for 15 s and 512 MB for 60 s simulated; 200 flows
+#: sampled every 1 ms at 221 MB for 4 s and 231 MB for 12 s, so the tables' share does
+#: not grow with the run's length.
+STREAM_COPIES = 2
+#: Memory the summary's two passes over the sojourn samples leave behind per sample
+#: (Arrow's reader and the allocators keep what they used): CoreScale went from 404 MB
+#: at 15 s to 512 MB at 60 s simulated with about 4.3 million more samples (5.7 million
+#: per simulated minute), 108 MB / 4.3 M = 25 bytes, rounded up.
+BYTES_PER_SOJOURN_SAMPLE = 32
 #: Python with NumPy, pandas, pyarrow and the engine loaded.
 BASE_BYTES = 200 * 2**20
 #: Parquet (zstd) output relative to the in-memory tables, rounded up.
@@ -137,6 +152,8 @@ class Estimate:
     #: The spec fields that drive the CPU and memory figures, for the messages.
     cpu_driver: str
     memory_driver: str
+    #: What drives the size on disk (the tables' rows), for the messages.
+    disk_driver: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -187,8 +204,17 @@ def _sampled_rows(exp: Experiment, f: Any, samples: int, rate_bps: int) -> int:
     return math.ceil(n * min(samples, 1 + life_ns / exp.experiment.sample_interval))
 
 
-def estimate(exp: Experiment) -> Estimate:
-    """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``."""
+def _held_rows(rows: int, streamed: bool) -> int:
+    from .runwriter import STREAM_CHUNK_ROWS
+
+    return min(rows, STREAM_CHUNK_ROWS) if streamed else rows
+
+
+def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
+    """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``. A
+    ``streamed`` run (one with an output directory, as every ``ccbench run`` and sweep
+    run has) holds at most a chunk of each growing table; otherwise
+    (``ccbench.run(spec)`` without ``out_dir``) it holds the tables whole."""
     e = exp.experiment
     flows = math.ceil(sum(f.expected_count(e.duration) for f in exp.flows))
     links = exp.links()
@@ -206,25 +232,39 @@ def estimate(exp: Experiment) -> Estimate:
         "events": flows * EVENT_ROWS_PER_FLOW + math.ceil(packets * EVENT_ROWS_PER_PACKET),
     }
     table_bytes = sum(rows[t] * ROW_BYTES[t] for t in ROW_BYTES) + flows * 200
+    copies = STREAM_COPIES if streamed else TABLE_COPIES
+    # Every Nth packet leaving a queue is a sojourn sample (one per packet at most).
+    sojourn_samples = math.ceil(packets / max(1, e.sojourn_sample_every))
+    held = {t: copies * _held_rows(rows[t], streamed) * ROW_BYTES[t] for t in ROW_BYTES}
     max_rtt = max(exp.sender_rtt(i) for i in range(len(exp.senders)))
     in_network = math.ceil(max_rate * max_rtt / (8e9 * min_packet)) + sum(exp.buffer(ln).packets for ln in links)
-    memory = BASE_BYTES + flows * BYTES_PER_FLOW + in_network * BYTES_PER_PACKET_IN_NETWORK + TABLE_COPIES * table_bytes
+    memory = (
+        BASE_BYTES
+        + flows * BYTES_PER_FLOW
+        + in_network * BYTES_PER_PACKET_IN_NETWORK
+        + sum(held.values())
+        + copies * flows * 200
+        + sojourn_samples * BYTES_PER_SOJOURN_SAMPLE
+    )
     rate_text = format_rate(max_rate)
+    samples_text = (
+        f"samples every experiment.sample_interval ({format_duration(e.sample_interval)}) over "
+        f"experiment.duration ({format_duration(e.duration)}) for {flows:,} flow(s)"
+    )
+    events_text = f"drop and other events over experiment.duration ({format_duration(e.duration)})"
     cpu_driver = f"experiment.duration ({format_duration(e.duration)}) x bottleneck rate ({rate_text})"
     if flows * CPU_S_PER_FLOW > packets / PACKETS_PER_CPU_S:
         cpu_driver = f"the number of flows ({flows:,}, flows[*].count)"
     parts = {
         f"the number of flows ({flows:,}, flows[*].count)": flows * BYTES_PER_FLOW,
-        f"samples every experiment.sample_interval ({format_duration(e.sample_interval)}) over "
-        f"experiment.duration ({format_duration(e.duration)}) for {flows:,} flow(s)": TABLE_COPIES
-        * (rows["flow_ts"] * ROW_BYTES["flow_ts"] + rows["queue_ts"] * ROW_BYTES["queue_ts"]),
+        samples_text: held["flow_ts"] + held["queue_ts"],
         f"packets in flight and queued (bottleneck rate {rate_text}, RTT up to {format_duration(max_rtt)}, "
         f"bottleneck.buffer)": in_network * BYTES_PER_PACKET_IN_NETWORK,
-        f"drop and other events over experiment.duration ({format_duration(e.duration)})": TABLE_COPIES
-        * rows["events"]
-        * ROW_BYTES["events"],
+        events_text: held["events"],
     }
     memory_driver = max(parts, key=lambda k: parts[k])
+    sample_bytes = rows["flow_ts"] * ROW_BYTES["flow_ts"] + rows["queue_ts"] * ROW_BYTES["queue_ts"]
+    disk_driver = samples_text if sample_bytes >= rows["events"] * ROW_BYTES["events"] else events_text
     return Estimate(
         flows=flows,
         packets=packets,
@@ -234,6 +274,7 @@ def estimate(exp: Experiment) -> Estimate:
         disk_bytes=int(table_bytes * DISK_FRACTION),
         cpu_driver=cpu_driver,
         memory_driver=memory_driver,
+        disk_driver=disk_driver,
     )
 
 
@@ -287,21 +328,25 @@ def _nearest_existing(path: Path) -> Path:
     return Path("/")
 
 
-def _output_errors(out_dir: Path, disk_bytes: int) -> list[str]:
+def _output_errors(out_dir: Path, est: Estimate) -> list[str]:
     target = Path(os.path.abspath(out_dir))
     base = _nearest_existing(target.parent)
     if not base.is_dir():
         return [f"output directory {target}: {base} is not a directory"]
     if not os.access(base, os.W_OK | os.X_OK):
         return [f"output directory {target}: {base} is not writable by this user"]
+    return _disk_errors(f"output directory {target}", base, est)
+
+
+def _disk_errors(where: str, base: Path, est: Estimate) -> list[str]:
     try:
         free = shutil.disk_usage(base).free
     except OSError as e:
-        return [f"output directory {target}: cannot check free space ({e.strerror})"]
-    if free < disk_bytes:
+        return [f"{where}: cannot check free space ({e.strerror})"]
+    if free < est.disk_bytes:
         return [
-            f"output directory {target}: {_mb(free)} free on its file system, but the results are estimated at "
-            f"~{_mb(disk_bytes)}"
+            f"{where}: {_mb(free)} free on its file system, but the results are estimated at "
+            f"~{_mb(est.disk_bytes)}, driven by {est.disk_driver}"
         ]
     return []
 
@@ -313,9 +358,16 @@ def check(
     memory_warn_bytes: int | None = None,
     cpu_warn_s: float | None = None,
     cpu_refuse_s: float | None = None,
+    streamed: bool | None = None,
 ) -> Preflight:
-    """Run every pre-flight check on ``exp`` (and the output directory, if given)."""
-    est = estimate(exp)
+    """Run every pre-flight check on ``exp`` (and the output directory, if given).
+    ``streamed`` (default: whether ``out_dir`` is given) says whether the run writes
+    its tables to a directory as it goes; ``ccbench validate`` checks a streamed run
+    as ``ccbench run`` makes one, its tables' size on disk against the current
+    directory's file system."""
+    if streamed is None:
+        streamed = out_dir is not None
+    est = estimate(exp, streamed=streamed)
     machine = machine_memory_bytes()
     mem_warn = memory_warn_bytes or _env_size("CCBENCH_MEMORY_WARN") or machine // 4
     cpu_warn = cpu_warn_s if cpu_warn_s is not None else _env_float("CCBENCH_CPU_WARN_S", DEFAULT_CPU_WARN_S)
@@ -339,5 +391,7 @@ def check(
         report.warnings.append(cpu_text)
     report.warnings += _meaning_warnings(exp)
     if out_dir is not None:
-        report.errors += _output_errors(Path(out_dir), est.disk_bytes)
+        report.errors += _output_errors(Path(out_dir), est)
+    elif streamed:
+        report.errors += _disk_errors("the current directory", Path.cwd(), est)
     return report
