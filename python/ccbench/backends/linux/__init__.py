@@ -2,8 +2,9 @@
 
 Modules: :mod:`.system` (commands, root, what the kernel offers), :mod:`.plan` (spec →
 what will be built, and every reason it cannot), :mod:`.netns` (namespaces, links,
-queues, cleanup), :mod:`.delayline` (userspace delay when the kernel has no netem), :mod:`.sizedflow`
-(finite transfers that end on delivery),
+queues, cleanup), :mod:`.delayline` (userspace delay when the kernel has no netem),
+:mod:`.netem` (netem loss and delay arguments), :mod:`.sizedflow` (finite transfers
+that end on delivery),
 :mod:`.sampling` (``ss``/``tc`` samplers and parsers), :mod:`.tables` (samples →
 result tables), :mod:`.runner` (one run, start to finish). See
 ``docs/linux-backend.md``.

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .netem import netem_args
 from .netplan import TBF_BURST_PACKETS, QueuePlan
 from .plan import ETHERNET_HEADER, LinuxPlan, SenderPlan
 from .sampling import QueueProbe
@@ -366,9 +367,28 @@ class Topology:
                 "dst_mac": mac(3, i, 4), "src_mac": mac(3, i, 3)}  # fmt: skip
 
     def netem_delay(self, s: SenderPlan, delay_ns: int) -> None:
-        """Delay the ACKs toward sender ``s`` with netem on the router (kernels that have it)."""
-        cmd(["tc", "-n", self.access_router(s.index), "qdisc", "replace", "dev", f"a{s.index}", "root", "netem", "delay",
-             f"{delay_ns // 1000}us", "limit", "100000"])  # fmt: skip
+        """Delay the ACKs toward sender ``s`` with netem on the router (kernels that have it);
+        :meth:`netem_loss` adds the loss after the path's RTT is measured."""
+        self._netem(self.access_router(s.index), f"a{s.index}", delay_ns, ())
+
+    def netem_loss(self, delays: dict[int, int]) -> None:
+        """Random loss of the access links (kernels with netem; after the idle path's RTT
+        was measured, so that ping sees no loss). Each direction has its own device: the
+        data direction leaves the sender by ``eth0`` (unshaped: the plan refuses loss with
+        an access shaper), the ACK direction leaves the router toward the sender by
+        ``a<i>`` (or ``dl<i>``, through the delay line), where netem also holds a netem delay."""
+        for s in self.plan.senders:
+            if s.access_loss_netem:
+                self._netem(self.sender_ns(s.index), "eth0", 0, s.access_loss_netem)
+            if s.access_reverse_loss_netem:
+                via_line = self.plan.delay_method == "delayline" and s.index in delays
+                dev = f"dl{s.index}" if via_line else f"a{s.index}"
+                netem_delay = delays.get(s.index, 0) if self.plan.delay_method == "netem" else 0
+                self._netem(self.access_router(s.index), dev, netem_delay, s.access_reverse_loss_netem)
+
+    @staticmethod
+    def _netem(ns: str, dev: str, delay_ns: int, loss: tuple[str, ...]) -> None:
+        cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *netem_args(delay_ns, loss)])
 
     def _shape(self, ns: str, dev: str, q: QueuePlan, handle: str, verb: str = "replace") -> None:
         # The size table takes the Ethernet header off every packet, so that the rate and

@@ -124,7 +124,7 @@ class NetworkPlan:
         }
 
 
-def _netem_problem(what: str, kernel: KernelInfo) -> str:
+def netem_problem(what: str, kernel: KernelInfo) -> str:
     missing = kernel.has_qdisc("netem") is False
     return f"{what} needs the netem qdisc, which " + (
         "this kernel does not provide" if missing else "the linux backend does not drive yet"
@@ -158,7 +158,7 @@ def link_queue(
     loss = b.reverse_loss if reverse else b.loss
     if loss != 0.0:
         field = f"{path}.reverse_loss" if reverse else f"{path}.loss"
-        problems.append(_netem_problem(f"{field} = {_loss_text(loss)} (random loss)", kernel))
+        problems.append(netem_problem(f"{field} = {_loss_text(loss)} (random loss)", kernel))
     if not b.limit_includes_head and not reverse:
         problems.append(
             f"{path}.limit_includes_head = false: the kernel's tbf + fifo counts the packet waiting for tokens "

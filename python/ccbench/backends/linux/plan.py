@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ...engine import HEADER_BYTES
 from ...units import format_duration
 from .. import BackendError
-from .netplan import NetworkPlan, QueuePlan, link_queue, network_plan
+from .netem import netem_loss_args
+from .netplan import NetworkPlan, QueuePlan, link_queue, netem_problem, network_plan
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -95,6 +96,10 @@ class SenderPlan:
     route_rtt_ns: int = 0
     #: Host overrides of its receiver's device (network topologies: one receiver each).
     gro_max_size: int = 65536
+    #: netem loss arguments of its access link's data direction (the sender's egress) and
+    #: ACK direction (the router's egress toward it); () = no random loss.
+    access_loss_netem: tuple[str, ...] = ()
+    access_reverse_loss_netem: tuple[str, ...] = ()
 
     @property
     def needs_delay(self) -> bool:
@@ -179,11 +184,16 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
     for i, s in enumerate(exp.senders):
         for field in ("access_loss", "access_reverse_loss"):
             loss = getattr(s, field)
-            if loss != 0.0:
+            if loss == 0.0:
+                continue
+            what = f"senders[{i}].{field} = {loss if isinstance(loss, float) else 'gilbert_elliott'} (random loss)"
+            if kernel.has_qdisc("netem") is not True or network is not None:
+                # a network's access links are not driven with netem yet
+                problems.append(netem_problem(what, kernel))
+            elif field == "access_loss" and s.access_rate is not None:
                 problems.append(
-                    f"senders[{i}].{field} = {loss if isinstance(loss, float) else 'gilbert_elliott'} (random loss) "
-                    "needs the netem qdisc, which "
-                    + ("this kernel does not provide" if lacks_qdisc("netem") else "the linux backend does not drive yet")
+                    f"{what} with senders[{i}].access_rate: the sender's egress holds the access shaper, and the "
+                    "linux backend does not chain netem with it yet; drop one of the two"
                 )
     # --- delay emulation
     routes_rtt = [r.propagation_rtt_ns for r in network.routes] if network is not None else [0] * len(exp.senders)
@@ -335,6 +345,8 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                 delay_path=str(getattr(s, "delay_path", "ack")),
                 route_rtt_ns=routes_rtt[si],
                 gro_max_size=int(host.get("gro_max_size", 65536)),
+                access_loss_netem=netem_loss_args(s.access_loss),
+                access_reverse_loss_netem=netem_loss_args(s.access_reverse_loss),
             )
         )
     if problems:

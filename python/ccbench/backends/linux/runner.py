@@ -207,6 +207,7 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 else:
                     topo.netem_delay(s, delays[s.index])
             path_rtt = {s.index: topo.ping(s.index) for s in topo.delayed_senders()}
+            topo.netem_loss(delays)
             base_rtt = {i: int((path_rtt.get(i) or idle[i])["min_ns"]) for i in idle}
             listening: dict[str, set[int]] = {}
             for f in plan.flows:

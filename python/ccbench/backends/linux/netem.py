@@ -1,0 +1,45 @@
+"""``tc ... netem`` argument lists for a spec's random loss and added delay.
+
+Pure (no system calls). The spec's loss is Bernoulli (a probability) or the
+Gilbert–Elliott chain; both map exactly onto netem's loss models (tc-netem(8)):
+
+* Bernoulli ``p``           -> ``loss random P%``
+* Gilbert–Elliott           -> ``loss gemodel p r 1-h 1-k``, where netem's ``1-h`` is the
+  loss probability in the Bad state (the spec's ``loss_bad``) and ``1-k`` the loss
+  probability in the Good state (``loss_good``).
+
+The spec has no jitter field (``flows.start_jitter`` spreads flow starts, it is not
+packet delay variation), so no ``delay ... JITTER`` is built.
+
+Deviation: netem draws from the kernel's unseeded generator, so a kernel run's losses
+are not reproducible packet for packet as the simulator's seeded draws are; only their
+statistics agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["NETEM_LIMIT_PACKETS", "netem_args", "netem_loss_args"]
+
+#: netem's own queue holds packets for the delay; large enough never to drop (the shaped
+#: queue is elsewhere in the path).
+NETEM_LIMIT_PACKETS = 100_000
+
+
+def _percent(x: float) -> str:
+    return f"{x * 100:.10g}%"
+
+
+def netem_loss_args(loss: Any) -> tuple[str, ...]:
+    """netem's loss arguments for a spec loss (a probability or a ``GilbertElliottSpec``); () for none."""
+    if isinstance(loss, (int, float)):
+        return () if loss == 0 else ("loss", "random", _percent(float(loss)))
+    # a GilbertElliottSpec: p, r, loss_bad (netem's 1-h), loss_good (netem's 1-k)
+    return ("loss", "gemodel", *(_percent(float(getattr(loss, k))) for k in ("p", "r", "loss_bad", "loss_good")))
+
+
+def netem_args(delay_ns: int = 0, loss: tuple[str, ...] = ()) -> list[str]:
+    """The qdisc part of ``tc qdisc replace dev D root <here>``: netem with the delay and loss."""
+    delay = ["delay", f"{delay_ns // 1000}us"] if delay_ns > 0 else []
+    return ["netem", *delay, *loss, "limit", str(NETEM_LIMIT_PACKETS)]
