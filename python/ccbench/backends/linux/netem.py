@@ -6,7 +6,10 @@ Gilbert–Elliott chain; both map exactly onto netem's loss models (tc-netem(8))
 * Bernoulli ``p``           -> ``loss random P%``
 * Gilbert–Elliott           -> ``loss gemodel p r 1-h 1-k``, where netem's ``1-h`` is the
   loss probability in the Bad state (the spec's ``loss_bad``) and ``1-k`` the loss
-  probability in the Good state (``loss_good``).
+  probability in the Good state (``loss_good``); tc turns ``1-h`` into the kernel's ``h``
+  (iproute2 q_netem.c), and the kernel loses a packet in the state it finds and then
+  draws the transition, where the simulator draws the transition first: the same chain,
+  one packet apart, so the same long-run loss and burst lengths.
 
 The spec has no jitter field (``flows.start_jitter`` spreads flow starts, it is not
 packet delay variation), so no ``delay ... JITTER`` is built.
