@@ -100,3 +100,25 @@ def test_tc_parses_the_netem_arguments_the_backend_builds():
         assert proc.returncode != 0 and "kind is unknown" not in proc.stderr, (misspelt, proc.stderr)
     finally:
         system.cmd(["ip", "netns", "del", ns], check=False)
+
+
+def test_each_directions_netem_goes_on_the_device_that_carries_only_that_direction(monkeypatch):
+    from ccbench.backends.linux import netns
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(netns, "cmd", lambda argv, **kw: calls.append(list(argv)))
+    d = copy.deepcopy(DUMBBELL)
+    d["senders"][1]["rtt"] = "10ms"  # both senders delayed: netem delay and loss share a<1>
+    topo = netns.Topology(plan_of(d, WITH_NETEM), run_id="t")
+    topo.netem_loss({0: 19_900_000, 1: 9_900_000})
+    assert calls == [
+        ["tc", "-n", "ccbl-t-s0", "qdisc", "replace", "dev", "eth0", "root", "netem", "loss", "random", "0.1%",
+         "limit", "100000"],
+        ["tc", "-n", "ccbl-t-r", "qdisc", "replace", "dev", "a1", "root", "netem", "delay", "9900us", "loss", "gemodel",
+         "1%", "30%", "75%", "0.1%", "limit", "100000"],
+    ]  # fmt: skip
+    calls.clear()
+    line = netns.Topology(plan_of({**d, "linux": {"delay": "delayline"}}, WITH_NETEM), run_id="t")
+    line.netem_loss({0: 19_900_000, 1: 9_900_000})
+    assert [c[2] for c in calls] == ["ccbl-t-s0", "ccbl-t-r"] and calls[1][6] == "dl1"
+    assert "delay" not in calls[1]  # the delay line holds the delay
