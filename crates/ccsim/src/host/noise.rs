@@ -78,17 +78,47 @@ pub const LINUX_TX: Quantiles = &[
 ];
 
 /// A seeded processing-delay generator: `scale` × a draw from `table`.
+///
+/// A draw happens for every packet a noisy host receives and every ACK-clocked send,
+/// so the interpolation is precomputed ([`Segment`]) and the knot search starts from a
+/// 64-bucket index of `u` instead of a binary search; `sample` gives exactly the bits
+/// of `round(inverse_cdf(table, u) * scale)` (tested below).
 #[derive(Debug, Clone)]
 pub struct ProcessingDelay {
-    table: Quantiles,
+    /// The table's segments between consecutive knots (index i: knots i - 1 and i,
+    /// index 0 unused, as `inverse_cdf` numbers them).
+    segments: Vec<Segment>,
+    /// `first[b]`: the segment `inverse_cdf` picks for u = b / 64, the lowest it can
+    /// pick for any u in [b / 64, (b + 1) / 64).
+    first: [u8; BUCKETS],
     /// Multiplier of the measured delays; 0 turns the noise off (ideal host).
     scale: f64,
     rng: SimRng,
 }
 
+const BUCKETS: usize = 64;
+
+/// Knot i - 1 and the differences to knot i, computed once with the same
+/// floating-point operations `inverse_cdf` does per call (so the same bits).
+#[derive(Debug, Clone, Copy, Default)]
+struct Segment {
+    p1: f64,
+    p0: f64,
+    width: f64,
+    t0: f64,
+    span: f64,
+}
+
 impl ProcessingDelay {
     pub fn new(table: Quantiles, scale: f64, rng: SimRng) -> Self {
-        Self { table, scale, rng }
+        assert!(table.len() >= 2 && table.len() <= u8::MAX as usize, "a quantile table has 2..=255 knots");
+        let mut segments = vec![Segment::default(); table.len()];
+        for i in 1..table.len() {
+            let ((p0, t0), (p1, t1)) = (table[i - 1], table[i]);
+            segments[i] = Segment { p1, p0, width: p1 - p0, t0: t0 as f64, span: t1 as f64 - t0 as f64 };
+        }
+        let first = std::array::from_fn(|b| knot_index(table, b as f64 / BUCKETS as f64) as u8);
+        Self { segments, first, scale, rng }
     }
 
     pub fn is_off(&self) -> bool {
@@ -102,13 +132,42 @@ impl ProcessingDelay {
             return 0;
         }
         let u: f64 = self.rng.gen();
-        (inverse_cdf(self.table, u) * self.scale).round() as Time
+        round_to_time(self.interpolate(u) * self.scale)
+    }
+
+    /// `inverse_cdf(table, u)`, bit for bit.
+    fn interpolate(&self, u: f64) -> f64 {
+        // u * 64 is exact (a power of two), so the bucket is exactly floor(64 u).
+        let mut i = self.first[((u * BUCKETS as f64) as usize).min(BUCKETS - 1)] as usize;
+        // The tables' knots are at least 0.01 apart, so this moves at most twice.
+        while i < self.segments.len() - 1 && self.segments[i].p1 <= u {
+            i += 1;
+        }
+        let s = self.segments[i];
+        let w = if s.width > 0.0 { ((u - s.p0) / s.width).clamp(0.0, 1.0) } else { 0.0 };
+        s.t0 + w * s.span
+    }
+}
+
+/// The knot `inverse_cdf` interpolates towards at `u`.
+fn knot_index(table: Quantiles, u: f64) -> usize {
+    table.partition_point(|&(p, _)| p <= u).clamp(1, table.len() - 1)
+}
+
+/// `x.round() as Time` (half away from zero, saturating) without the libm call:
+/// the truncation and the fraction `x - trunc(x)` are exact for every finite x.
+fn round_to_time(x: f64) -> Time {
+    let whole = x as Time;
+    if x - whole as f64 >= 0.5 {
+        whole.saturating_add(1)
+    } else {
+        whole
     }
 }
 
 /// Linear interpolation of the quantile function at `u` in [0, 1].
 pub fn inverse_cdf(table: Quantiles, u: f64) -> f64 {
-    let i = table.partition_point(|&(p, _)| p <= u).clamp(1, table.len() - 1);
+    let i = knot_index(table, u);
     let (p0, t0) = table[i - 1];
     let (p1, t1) = table[i];
     let w = if p1 > p0 { ((u - p0) / (p1 - p0)).clamp(0.0, 1.0) } else { 0.0 };
@@ -152,6 +211,40 @@ mod tests {
         let p95 = xs[xs.len() * 95 / 100] as f64;
         assert!((p95 - 38_878.0).abs() < 4_000.0, "p95 {p95}");
         assert!(xs.iter().all(|&x| (1_522..=650_904).contains(&x)));
+    }
+
+    /// The precomputed sampler gives exactly the reference's bits: on random draws,
+    /// on every knot and its floating-point neighbours, and on the bucket edges.
+    #[test]
+    fn fast_path_is_bit_identical_to_the_reference() {
+        let mut r = rng();
+        for table in [LINUX_RX, LINUX_TX] {
+            for scale in [1.0, 0.37, 2.5, 100.0] {
+                let d = ProcessingDelay::new(table, scale, rng());
+                let mut us: Vec<f64> = (0..100_000).map(|_| r.gen::<f64>()).collect();
+                for &(p, _) in table.iter() {
+                    us.extend([p, p.next_down(), p.next_up()]);
+                }
+                us.extend((0..=BUCKETS).map(|b| b as f64 / BUCKETS as f64));
+                for u in us.into_iter().filter(|u| (0.0..=1.0).contains(u)) {
+                    let (fast, slow) = (d.interpolate(u), inverse_cdf(table, u));
+                    assert_eq!(fast.to_bits(), slow.to_bits(), "u = {u}");
+                    assert_eq!(round_to_time(fast * scale), (slow * scale).round() as Time, "u = {u}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_to_time_is_round_then_saturating_cast() {
+        let mut r = rng();
+        let mut xs = vec![0.0, -0.0, 0.5, 1.5, 2.5, -0.5, -3.7, 0.49999999999999994, 4503599627370497.0, 1e30, -1e30,
+            f64::INFINITY, f64::NEG_INFINITY, f64::NAN, u64::MAX as f64, (1u64 << 53) as f64 + 2.0];
+        xs.extend((0..100_000).map(|_| r.gen::<f64>() * 1e6));
+        xs.extend((0..1000).map(|i| i as f64 / 4.0).flat_map(|x| [x, x.next_up(), x.next_down()]));
+        for x in xs {
+            assert_eq!(round_to_time(x), x.round() as Time, "x = {x}");
+        }
     }
 
     #[test]

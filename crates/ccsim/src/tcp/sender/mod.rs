@@ -365,6 +365,9 @@ impl Sender {
 
     /// Process an ACK (`tcp_ack`).
     pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>) {
+        crate::tcp::prefetch(self as *const Self as *const u8, std::mem::size_of::<Self>());
+        let (head, _) = self.segs.as_slices();
+        crate::tcp::prefetch(head.as_ptr() as *const u8, head.len().min(4) * std::mem::size_of::<Seg>());
         if !self.started || ack.cum > self.snd_nxt {
             return;
         }
