@@ -4,8 +4,10 @@ the up-front refusal on kernels (like this one) that do not."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import shutil
+import subprocess
 
 import pytest
 from fakes import FAKE_CCAS
@@ -67,18 +69,164 @@ def test_this_kernel_still_refuses_random_loss_up_front():
            "does not provide" in text  # fmt: skip
 
 
-def test_what_netem_is_not_chained_with_yet_is_refused_by_name():
+def test_link_losses_and_access_loss_with_access_rate_are_planned_on_a_netem_kernel():
     d = copy.deepcopy(DUMBBELL)
     d["senders"][0]["access_rate"] = "50Mbit"
     d["bottleneck"]["loss"] = 0.01
+    d["bottleneck"]["reverse_loss"] = GE
+    plan = plan_of(d, WITH_NETEM)
+    assert plan.bottleneck.loss_netem == ("loss", "random", "1%")
+    assert plan.ack_loss_netem[:2] == ("loss", "gemodel")
+    assert plan.senders[0].access_loss_netem == ("loss", "random", "0.1%")
+    assert plan.as_dict()["bottleneck"]["loss_netem"] == ["loss", "random", "1%"]
     with pytest.raises(BackendError) as e:
-        plan_of(d, WITH_NETEM)
+        plan_of(d, KERNEL)
     text = str(e.value)
-    assert "senders[0].access_loss = 0.001 (random loss) with senders[0].access_rate" in text
-    assert (
-        "bottleneck.loss = 0.01 (random loss) needs the netem qdisc, which the linux backend does not drive yet" in text
-    )
-    assert "2 problems" in text
+    assert "bottleneck.loss = 0.01 (random loss) needs the netem qdisc, which this kernel does not provide" in text
+    assert "bottleneck.reverse_loss = gilbert_elliott (random loss) needs the netem qdisc" in text
+    assert "4 problems" in text  # and the two access losses
+    unprobed = system.KernelInfo("x", KERNEL.ccas, {}, False, {})
+    with pytest.raises(BackendError, match=r"bottleneck.loss = 0.01 \(random loss\) needs the netem qdisc, which "
+                       r"could not be probed \(probing needs root\)"):  # fmt: skip
+        plan_of(d, unprobed)
+
+
+class FakeTc:
+    """Records the commands; ``tc -j qdisc show`` answers ``shown``."""
+
+    def __init__(self, shown: str = "[]"):
+        self.calls: list[list[str]] = []
+        self.shown = shown
+
+    def __call__(self, argv, **kw):
+        self.calls.append(list(argv))
+        return subprocess.CompletedProcess(argv, 0, self.shown, "")
+
+
+def test_netem_sits_ahead_of_the_tbf_and_its_loss_is_a_change_of_it(monkeypatch):
+    """Random loss on a shaped direction: netem is the root, tbf its child (tc-netem(8)'s
+    rate-control set-up), the fifo the tbf's; loss comes later as a change of the root,
+    rate changes go to the tbf under it, and the queue's drops are read from netem."""
+    from ccbench.backends.linux import netns
+
+    d = copy.deepcopy(DUMBBELL)
+    d["senders"][0]["access_rate"] = "50Mbit"
+    d["bottleneck"]["loss"] = 0.01
+    d["bottleneck"]["reverse_loss"] = 0.02
+    fake = FakeTc()
+    monkeypatch.setattr(netns, "cmd", fake)
+    topo = netns.Topology(plan_of(d, WITH_NETEM), run_id="t")
+    topo._shape_all()
+    r, s0 = ["tc", "-n", "ccbl-t-r", "qdisc"], ["tc", "-n", "ccbl-t-s0", "qdisc"]
+    stab = ["stab", "overhead", "-14"]
+    assert fake.calls == [
+        [*r, "replace", "dev", "b0", "root", "handle", "1:", *stab, "netem", "limit", "100000"],
+        [*r, "add", "dev", "b0", "parent", "1:1", "handle", "2:", "tbf", "rate", "100000000bit", "burst", "3000",
+         "limit", "100000000"],
+        [*r, "add", "dev", "b0", "parent", "2:1", "handle", "10:", "pfifo", "limit", "20"],
+        [*s0, "replace", "dev", "eth0", "root", "handle", "1:", *stab, "netem", "limit", "100000"],
+        [*s0, "add", "dev", "eth0", "parent", "1:1", "handle", "2:", "tbf", "rate", "50000000bit", "burst", "3000",
+         "limit", "100000000"],
+        [*s0, "add", "dev", "eth0", "parent", "2:1", "handle", "20:", "pfifo", "limit", "1000"],
+    ]  # fmt: skip
+    assert [p.drops_handle for _, p in topo.shaped()] == ["1:", "1:"]
+    fake.calls.clear()
+    topo.netem_loss({0: 19_900_000})
+    assert fake.calls == [
+        [*r, "change", "dev", "b0", "root", "handle", "1:", *stab, "netem", "loss", "random", "1%", "limit", "100000"],
+        [*s0, "change", "dev", "eth0", "root", "handle", "1:", *stab, "netem", "loss", "random", "0.1%", "limit",
+         "100000"],
+        ["tc", "-n", "ccbl-t-r", "qdisc", "replace", "dev", "a1", "root", "netem", "loss", "gemodel", "1%", "30%",
+         "75%", "0.1%", "limit", "100000"],
+        # bottleneck.reverse_loss: every ACK leaves the receiver by eth0
+        ["tc", "-n", "ccbl-t-d", "qdisc", "replace", "dev", "eth0", "root", "netem", "loss", "random", "2%", "limit",
+         "100000"],
+    ]  # fmt: skip
+    fake.calls.clear()
+    q, probe = topo.shaped()[0]
+    topo.change_rate(q, probe, 40_000_000)
+    assert [c[5:11] for c in fake.calls] == [
+        ["dev", "b0", "parent", "1:1", "handle", "2:"], ["dev", "b0", "parent", "2:1", "handle", "10:"]]  # fmt: skip
+    assert fake.calls[0][11:14] == ["tbf", "rate", "40000000bit"] and fake.calls[0][4] == "change"
+    # without loss, tbf is the root as before (with the size table, also on a change)
+    fake.calls.clear()
+    plain = netns.Topology(plan_of({**DUMBBELL, "senders": [{"name": "a", "rtt": "20ms"}], "flows": [{"cca": "reno"}]},
+                                   WITH_NETEM), run_id="t")  # fmt: skip
+    plain._shape_all()
+    assert fake.calls[0][5:14] == ["dev", "b0", "root", "handle", "1:", *stab, "tbf"]
+    assert fake.calls[1][5:10] == ["dev", "b0", "parent", "1:1", "handle"] and len(fake.calls) == 2
+    assert [p.drops_handle for _, p in plain.shaped()] == [None]
+
+
+def test_a_queue_with_netem_ahead_counts_netems_drops(monkeypatch):
+    """netem counts its random losses and every drop of the queue behind it (it hands
+    each packet on to the tbf and counts a refusal as its own drop)."""
+    from ccbench.backends.linux import sampling
+
+    shown = json.dumps([
+        {"kind": "netem", "handle": "1:", "dev": "b0", "drops": 9, "packets": 100, "bytes": 150000},
+        {"kind": "tbf", "handle": "2:", "dev": "b0", "drops": 2, "packets": 100, "bytes": 150000},
+        {"kind": "pfifo", "handle": "10:", "dev": "b0", "drops": 2, "packets": 100, "bytes": 150000, "qlen": 3,
+         "backlog": 4500},
+    ])  # fmt: skip
+    monkeypatch.setattr(sampling, "cmd", FakeTc(shown))
+    probes = [sampling.QueueProbe("bottleneck", "ns", "b0", "10:", "1:"), sampling.QueueProbe("plain", "ns", "b0", "10:")]
+    s = sampling.Sampler(lambda: 0, 100_000_000, [], probes)
+    s.sample_once()
+    (_, l1, with_netem), (_, l2, own) = s.queues
+    assert (l1, with_netem.dropped_pkts, with_netem.backlog_pkts) == ("bottleneck", 9, 3)
+    assert (l2, own.dropped_pkts) == ("plain", 2)
+
+
+def test_a_network_on_a_netem_kernel_delays_and_loses_with_netem(monkeypatch):
+    """Parking lots and graphs: with netem, each link direction's delay and loss are a
+    netem ahead of its tbf (no delay-line namespaces), a sender's extra RTT is netem on
+    its router's egress toward it, and access losses work as in the dumbbell."""
+    from fakes import PARKING_LOT
+
+    from ccbench.backends.linux import netns
+    from ccbench.backends.linux.network import NetworkTopology
+
+    d = copy.deepcopy(PARKING_LOT)
+    d["topology"]["hops"][0]["loss"] = 0.01
+    d["topology"]["hops"][1]["reverse_loss"] = 0.02
+    d["senders"][2]["access_loss"] = 0.001
+    d["senders"][1]["access_reverse_loss"] = 0.003
+    plan = plan_of(d, WITH_NETEM)
+    assert plan.delay_method == "netem"
+    topo = NetworkTopology(plan, run_id="t")
+    names = [n.removeprefix("ccbl-t-") for n in topo.namespaces()]
+    assert names == ["n0", "n1", "n2", "s0", "s1", "s2", "d0", "d1", "d2"]  # no x<k>, no l<i>
+    assert topo.link_delay_lines() == []
+    fake = FakeTc()
+    monkeypatch.setattr(netns, "cmd", fake)
+    topo._shape_all()
+    roots = [(c[2], c[6], c[10:]) for c in fake.calls if c[7:8] == ["root"]]
+    assert roots == [
+        ("ccbl-t-n0", "k0", ["stab", "overhead", "-14", "netem", "limit", "100000"]),  # hop 0 forward: loss later
+        ("ccbl-t-n1", "k0", ["stab", "overhead", "-14", "tbf", "rate", "20000000bit", "burst", "3000", "limit",
+                             "100000000"]),
+        ("ccbl-t-n1", "k1", ["stab", "overhead", "-14", "netem", "delay", "2000us", "limit", "100000"]),
+        ("ccbl-t-n2", "k1", ["stab", "overhead", "-14", "netem", "delay", "2000us", "limit", "100000"]),
+    ]  # fmt: skip
+    fake.calls.clear()
+    topo.netem_loss({0: 5_000_000})
+    assert [(c[2], c[4], c[6], c[-5:]) for c in fake.calls] == [
+        ("ccbl-t-n0", "change", "k0", ["loss", "random", "1%", "limit", "100000"]),
+        ("ccbl-t-n2", "change", "k1", ["loss", "random", "2%", "limit", "100000"]),
+        ("ccbl-t-n0", "replace", "a1", ["loss", "random", "0.3%", "limit", "100000"]),
+        ("ccbl-t-s2", "replace", "eth0", ["loss", "random", "0.1%", "limit", "100000"]),
+    ]
+    assert fake.calls[1][13:16] == ["netem", "delay", "2000us"]  # the change keeps the link's delay
+    fake.calls.clear()
+    topo.netem_delay(plan.senders[0], 5_000_000)
+    assert fake.calls == [["tc", "-n", "ccbl-t-n0", "qdisc", "replace", "dev", "a0", "root", "netem", "delay",
+                           "5000us", "limit", "100000"]]  # fmt: skip
+    # the same spec without netem: refused by name; without the losses, delay lines
+    with pytest.raises(BackendError, match=r"topology.hops\[0\].loss = 0.01 \(random loss\) needs the netem"):
+        plan_of(d, KERNEL)
+    line = NetworkTopology(plan_of(PARKING_LOT, KERNEL), run_id="t")
+    assert line.plan.delay_method == "delayline" and "ccbl-t-x1" in line.namespaces()
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("tc") is None, reason="needs root and tc")
@@ -87,7 +235,9 @@ def test_tc_parses_the_netem_arguments_the_backend_builds():
     mistake in them still shows: tc must fail only on the missing qdisc kind."""
     plan = plan_of(DUMBBELL, WITH_NETEM)
     lists = [netem_args(20_000_000, plan.senders[0].access_loss_netem),
-             netem_args(0, plan.senders[1].access_reverse_loss_netem)]  # fmt: skip
+             netem_args(0, plan.senders[1].access_reverse_loss_netem),
+             # netem ahead of a tbf: the root, with the size table
+             ["handle", "1:", "stab", "overhead", "-14", *netem_args(2_000_000, ("loss", "random", "1%"))]]  # fmt: skip
     misspelt = [*lists[1][:2], "gemodle", *lists[1][3:]]
     ns = f"{system.NAMESPACE_PREFIX}probe-{os.getpid()}-netem"
     system.cmd(["ip", "netns", "add", ns])

@@ -94,11 +94,11 @@ def test_a_link_the_kernel_cannot_build_fails_up_front_naming_it():
     assert "4 problems" in text
 
 
-def test_netem_is_not_used_for_a_network_and_the_dumbbell_reverse_is_refused():
+def test_netem_delay_for_a_network_is_refused_without_netem_and_the_dumbbell_reverse_is_refused():
     d = {**copy.deepcopy(PARKING_LOT), "linux": {"delay": "netem"}}
-    with_netem = system.KernelInfo("x", KERNEL.ccas, {**KERNEL.qdiscs, "netem": True}, True, {})
-    with pytest.raises(BackendError, match="delays the links of a parking_lot with the userspace delay line only"):
-        plan_of(d, with_netem)
+    with pytest.raises(BackendError, match="linux.delay = 'netem': delay emulation needs the netem qdisc"):
+        plan_of(d)
+    assert plan_of({**d, "linux": {"delay": "auto"}}).delay_method == "delayline"
     dumbbell = {
         "experiment": {"name": "k", "duration": "4s", "backend": "linux"},
         "bottleneck": {"rate": "100Mbit", "buffer": "20pkt", "reverse": {"rate": "10Mbit"}},
@@ -134,8 +134,24 @@ def test_a_rate_limited_flow_runs_iperf3_with_its_rate_and_on_off_is_refused():
     d["flows"][2].update(rate="1Mbit", size="1MB")
     with pytest.raises(BackendError) as e:
         plan_of(d)
-    assert "flows[1]: on, off (docs/traffic.md) are simulator features" in str(e.value)
+    assert "flows[1]: on, off (docs/traffic.md) are simulator features the linux backend does not run: it runs " \
+           "TCP flows that are bulk, sized (size) or rate-limited (rate, iperf3 -b)" in str(e.value)  # fmt: skip
     assert "flows[2].rate with flows[2].size: the sized-flow tool sends as fast as TCP allows" in str(e.value)
+
+
+def test_inelastic_traffic_workloads_and_packet_events_are_refused_by_name():
+    """Nothing the kernel run cannot do is dropped silently: UDP cross traffic, flow
+    arrival processes (mice floods) and per-packet rows fail up front, naming the field."""
+    d = copy.deepcopy(PARKING_LOT)
+    d["experiment"]["packet_events"] = True
+    d["flows"][1] = {"transport": "udp", "rate": "4Mbit", "sender": "cross0"}
+    d["flows"][2].update(arrival="poisson", arrival_rate=2.0, sizes="websearch")
+    with pytest.raises(BackendError) as e:
+        plan_of(d)
+    text = str(e.value)
+    assert "flows[1]: transport = 'udp' (docs/traffic.md) are simulator features the linux backend does not run" in text
+    assert "flows[2]: arrival = 'poisson', sizes (docs/traffic.md) are simulator features" in text
+    assert "experiment.packet_events = true: per-packet drop and mark rows need the simulator" in text
 
 
 def test_a_kernel_with_the_aqms_gets_them_under_the_tbf_with_the_spec_parameters():

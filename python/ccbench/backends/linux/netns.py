@@ -45,6 +45,12 @@ STATE_DIR = Path(os.environ.get("CCBENCH_LINUX_STATE_DIR", "/run/ccbench-linux")
 RECEIVER_ADDR = "10.202.0.2"
 BOTTLENECK_HANDLE = "10:"
 ACCESS_HANDLE = "20:"
+#: A shaped direction's root: tbf, or netem ahead of the tbf (then the tbf is its child ``2:``).
+ROOT_HANDLE = "1:"
+TBF_UNDER_NETEM = "2:"
+#: The size table takes the Ethernet header off every packet (on the root, which sets the
+#: length every child sees).
+STAB = ("stab", "overhead", str(-ETHERNET_HEADER))
 #: Receive/send buffers large enough never to limit a flow, as the simulator's default rwnd.
 BUFFERS = ("net.ipv4.tcp_rmem=4096 131072 67108864", "net.ipv4.tcp_wmem=4096 16384 67108864",
            "net.ipv4.tcp_no_metrics_save=1")  # fmt: skip
@@ -184,16 +190,37 @@ class Topology:
         if s.access_rate_bps is None:
             return None
         return QueuePlan(f"access_fwd:{s.name}", s.access_rate_bps, (), "pfifo", s.access_queue_pkts or 1000,
-                         TBF_BURST_PACKETS * self.plan.mtu)  # fmt: skip
+                         TBF_BURST_PACKETS * self.plan.mtu, loss_netem=s.access_loss_netem)  # fmt: skip
+
+    def probe(self, q: QueuePlan, ns: str, dev: str, handle: str) -> QueueProbe:
+        """Where ``q``'s queue is sampled; with netem ahead of it, its drops are netem's
+        (the random losses plus the queue's own, which netem counts as it hands packets on)."""
+        return QueueProbe(q.link, ns, dev, handle, ROOT_HANDLE if self.netem_ahead(q) else None)
 
     def shaped(self) -> list[tuple[QueuePlan, QueueProbe]]:
         """Every shaped queue with where it is (sampled into ``queue_ts`` and ``links``)."""
-        out = [(self.plan.bottleneck, QueueProbe(self.plan.bottleneck.link, self.router, "b0", BOTTLENECK_HANDLE))]
+        out = [(self.plan.bottleneck, self.probe(self.plan.bottleneck, self.router, "b0", BOTTLENECK_HANDLE))]
+        out += self.access_shaped()
+        return out
+
+    def access_shaped(self) -> list[tuple[QueuePlan, QueueProbe]]:
+        out = []
         for s in self.plan.senders:
             q = self.access_queue(s)
             if q is not None:
-                out.append((q, QueueProbe(q.link, self.sender_ns(s.index), "eth0", ACCESS_HANDLE)))
+                out.append((q, self.probe(q, self.sender_ns(s.index), "eth0", ACCESS_HANDLE)))
         return out
+
+    def link_netem_delay(self, q: QueuePlan) -> int:
+        """A link direction's delay that netem adds ahead of its tbf: none in the dumbbell
+        (its bottleneck's delay is part of the senders' RTTs, added on their ACK paths)."""
+        return 0
+
+    def netem_ahead(self, q: QueuePlan) -> list[str] | None:
+        """The netem that a shaped direction gets ahead of its tbf at build time (its
+        delay; the loss is added by :meth:`netem_loss`), or None when it needs none."""
+        delay = self.link_netem_delay(q)
+        return netem_args(delay) if q.loss_netem or delay else None
 
     def link_delay_lines(self) -> list[dict[str, Any]]:
         """Delay lines inside network links (none in the dumbbell): ``delay_line_args`` dicts."""
@@ -372,32 +399,53 @@ class Topology:
         self._netem(self.access_router(s.index), f"a{s.index}", delay_ns, ())
 
     def netem_loss(self, delays: dict[int, int]) -> None:
-        """Random loss of the access links (kernels with netem; after the idle path's RTT
-        was measured, so that ping sees no loss). Each direction has its own device: the
-        data direction leaves the sender by ``eth0`` (unshaped: the plan refuses loss with
-        an access shaper), the ACK direction leaves the router toward the sender by
-        ``a<i>`` (or ``dl<i>``, through the delay line), where netem also holds a netem delay."""
+        """Random loss (kernels with netem), added after the idle path's RTT was measured
+        so that ping sees no loss. A shaped direction (a link's, or an access link with
+        ``access_rate``) has netem ahead of its tbf already: its loss is a change of that
+        netem, so packets are lost on entry to the queue, as in the simulator. Unshaped,
+        each direction has a device of its own: the sender's data leaves by ``eth0``; the
+        ACKs toward it leave its router by ``a<i>`` (or ``dl<i>``, into the delay line),
+        where netem may also hold the ACK path's added delay; the dumbbell's ACKs all
+        leave the receiver by ``eth0`` (``bottleneck.reverse_loss``)."""
+        for q, probe in self.shaped():
+            if q.loss_netem:
+                cmd(["tc", "-n", probe.ns, "qdisc", "change", "dev", probe.dev, "root", "handle", ROOT_HANDLE, *STAB,
+                     *netem_args(self.link_netem_delay(q), q.loss_netem)])  # fmt: skip
         for s in self.plan.senders:
-            if s.access_loss_netem:
+            if s.access_loss_netem and s.access_rate_bps is None:
                 self._netem(self.sender_ns(s.index), "eth0", 0, s.access_loss_netem)
             if s.access_reverse_loss_netem:
                 via_line = self.plan.delay_method == "delayline" and s.index in delays
                 dev = f"dl{s.index}" if via_line else f"a{s.index}"
                 netem_delay = delays.get(s.index, 0) if self.plan.delay_method == "netem" else 0
                 self._netem(self.access_router(s.index), dev, netem_delay, s.access_reverse_loss_netem)
+        if self.plan.ack_loss_netem:
+            self._netem(self.receiver, "eth0", 0, self.plan.ack_loss_netem)
 
     @staticmethod
     def _netem(ns: str, dev: str, delay_ns: int, loss: tuple[str, ...]) -> None:
         cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *netem_args(delay_ns, loss)])
 
     def _shape(self, ns: str, dev: str, q: QueuePlan, handle: str, verb: str = "replace") -> None:
-        # The size table takes the Ethernet header off every packet, so that the rate and
-        # a bfifo's byte limit count IP packets (MSS + 52 bytes), as the simulator does.
-        cmd(["tc", "-n", ns, "qdisc", verb, "dev", dev, "root", "handle", "1:", "stab", "overhead",
-             str(-ETHERNET_HEADER), "tbf", *q.tbf_args()])  # fmt: skip
+        """tbf for the rate with the queue as its child; with netem ahead of it (loss on
+        entry, or a link's delay), netem is the root and the tbf its child, the set-up
+        of tc-netem(8)'s rate-control example: netem hands each packet on to the tbf
+        when its delay is over, and the tbf shapes what leaves the device."""
+        netem = self.netem_ahead(q)
+        tc = ["tc", "-n", ns, "qdisc"]
+        if netem is None:
+            # (a change without the size table would remove it)
+            cmd([*tc, verb, "dev", dev, "root", "handle", ROOT_HANDLE, *STAB, "tbf", *q.tbf_args()])
+            tbf = ROOT_HANDLE
+        else:
+            if verb == "replace":
+                cmd([*tc, "replace", "dev", dev, "root", "handle", ROOT_HANDLE, *STAB, *netem])
+            cmd([*tc, "add" if verb == "replace" else "change", "dev", dev, "parent", f"{ROOT_HANDLE}1", "handle",
+                 TBF_UNDER_NETEM, "tbf", *q.tbf_args()])  # fmt: skip
+            tbf = TBF_UNDER_NETEM
         # Changing tbf resets a fifo child's limit to tbf's own, so the child is set again at once.
-        cmd(["tc", "-n", ns, "qdisc", "add" if verb == "replace" else "change", "dev", dev, "parent", "1:1",
-             "handle", handle, *q.child()])  # fmt: skip
+        cmd([*tc, "add" if verb == "replace" else "change", "dev", dev, "parent", f"{tbf}1", "handle", handle,
+             *q.child()])  # fmt: skip
 
     def change_rate(self, q: QueuePlan, probe: QueueProbe, rate_bps: int) -> None:
         """A ``rate_schedule`` step of one shaped queue."""
@@ -407,6 +455,7 @@ class Topology:
         out = {}
         devices = [(probe.ns, probe.dev) for _, probe in self.shaped()]
         devices += [(self.sender_ns(s.index), "eth0") for s in self.plan.senders]
+        devices += [(self.receiver_ns(s.index), "eth0") for s in self.plan.senders]
         for ns, dev in dict.fromkeys(devices):
             text = cmd(["tc", "-n", ns, "-j", "qdisc", "show", "dev", dev], check=False).stdout
             try:

@@ -16,12 +16,22 @@ from typing import TYPE_CHECKING, Any
 from ...spec.qdisc import resolve_qdisc, resolve_shaper
 from ...spec.topology import GraphSpec, NetLink, ParkingLotSpec
 from .aqm import KERNEL_QDISCS, child_args
+from .netem import netem_loss_args
 from .system import KernelInfo
 
 if TYPE_CHECKING:
     from ...spec import Experiment
 
-__all__ = ["LinkPlan", "NetworkPlan", "QueuePlan", "RoutePlan", "link_queue", "network_plan"]
+__all__ = [
+    "LinkPlan",
+    "NetworkPlan",
+    "QueuePlan",
+    "RoutePlan",
+    "link_queue",
+    "loss_text",
+    "require_netem",
+    "network_plan",
+]
 
 #: tbf bucket: two full-sized packets (a smaller bucket makes tbf's timer the limit).
 TBF_BURST_PACKETS = 2
@@ -49,6 +59,9 @@ class QueuePlan:
     delay_ns: int = 0
     #: ``tc`` arguments of the child qdisc (default: the fifo of ``qdisc`` and ``limit``).
     child_args: tuple[str, ...] = ()
+    #: netem's loss arguments for the direction's random loss (on entry, ahead of the
+    #: tbf, as the simulator loses packets on a link's entry); () = none.
+    loss_netem: tuple[str, ...] = ()
 
     def child(self) -> list[str]:
         return list(self.child_args) or [self.qdisc, "limit", str(self.limit)]
@@ -73,6 +86,7 @@ class QueuePlan:
             "limit_unit": "bytes" if self.qdisc in ("bfifo", "red") else "packets",
             "child": self.child(),
             "delay_ns": self.delay_ns,
+            "loss_netem": list(self.loss_netem),
         }
 
 
@@ -113,8 +127,13 @@ class NetworkPlan:
             "kind": self.kind,
             "nodes": list(self.nodes),
             "links": [
-                {"name": ln.name, "src": self.nodes[ln.src], "dst": self.nodes[ln.dst],
-                 "forward": ln.forward.as_dict(), "reverse": ln.reverse.as_dict()}
+                {
+                    "name": ln.name,
+                    "src": self.nodes[ln.src],
+                    "dst": self.nodes[ln.dst],
+                    "forward": ln.forward.as_dict(),
+                    "reverse": ln.reverse.as_dict(),
+                }
                 for ln in self.links
             ],  # fmt: skip
             "routes": [
@@ -124,14 +143,16 @@ class NetworkPlan:
         }
 
 
-def netem_problem(what: str, kernel: KernelInfo) -> str:
-    missing = kernel.has_qdisc("netem") is False
-    return f"{what} needs the netem qdisc, which " + (
-        "this kernel does not provide" if missing else "the linux backend does not drive yet"
-    )
+def require_netem(what: str, kernel: KernelInfo, problems: list[str]) -> None:
+    """A spec field that needs netem: a problem unless the kernel has it."""
+    has = kernel.has_qdisc("netem")
+    if has is not True:
+        problems.append(f"{what} needs the netem qdisc, which " + (
+            "this kernel does not provide" if has is False else "could not be probed (probing needs root)"
+        ))  # fmt: skip
 
 
-def _loss_text(loss: Any) -> str:
+def loss_text(loss: Any) -> str:
     return f"{loss:g}" if isinstance(loss, float) else "gilbert_elliott"
 
 
@@ -158,7 +179,7 @@ def link_queue(
     loss = b.reverse_loss if reverse else b.loss
     if loss != 0.0:
         field = f"{path}.reverse_loss" if reverse else f"{path}.loss"
-        problems.append(netem_problem(f"{field} = {_loss_text(loss)} (random loss)", kernel))
+        require_netem(f"{field} = {loss_text(loss)} (random loss)", kernel, problems)
     if not b.limit_includes_head and not reverse:
         problems.append(
             f"{path}.limit_includes_head = false: the kernel's tbf + fifo counts the packet waiting for tokens "
@@ -186,8 +207,9 @@ def link_queue(
     limit = int(resolved["limit_bytes"] if "limit_bytes" in resolved else resolved["limit_packets"])
     name = f"{link.name}_rev" if reverse else link.name
     return QueuePlan(
-        name, rate, schedule, resolved["kind"], limit, burst, peak, peak_mtu, b.delay, tuple(child_args(resolved))
-    )
+        name, rate, schedule, resolved["kind"], limit, burst, peak, peak_mtu, b.delay, tuple(child_args(resolved)),
+        netem_loss_args(loss),
+    )  # fmt: skip
 
 
 def network_plan(exp: Experiment, mtu: int, kernel: KernelInfo, problems: list[str]) -> NetworkPlan:

@@ -11,7 +11,8 @@ Each link direction's egress (``k<k>`` in the router it leaves) gets ``tbf`` wit
 direction's rate and a ``pfifo``/``bfifo`` child with its limit, as the dumbbell's
 bottleneck does; the reverse direction (ACKs, and the data of senders routed against
 the link) by default a 1000-packet pfifo at the forward rate, as in the simulator.
-A link with a propagation delay runs through namespace ``x<k>``, which has no
+On a kernel with netem, a link direction's delay (and random loss) is a netem ahead of
+its tbf. Without netem, a link with a propagation delay runs through namespace ``x<k>``, which has no
 addresses and no forwarding: two delay lines there (:mod:`.delayline`), one per
 direction, hold each frame for the link's delay (the routers reach each other's
 addresses through permanent neighbour entries, as the delay lines pass only IPv4).
@@ -69,27 +70,34 @@ class NetworkTopology(Topology):
         return self.node_ns(self.net.routes[sender].nodes[0])
 
     def delayed_links(self) -> list[LinkPlan]:
+        """Links whose delay a delay line in namespace ``x<k>`` adds (with netem: none)."""
+        if self.plan.delay_method != "delayline":
+            return []
         return [ln for ln in self.net.links if ln.forward.delay_ns > 0]
+
+    def link_netem_delay(self, q: QueuePlan) -> int:
+        """With netem (``delay_method = "netem"``), a link direction's delay is netem's,
+        ahead of its tbf: every packet entering the link waits the same delay before the
+        queue instead of after it, so the queue sees the same arrivals shifted by the
+        delay and hands them on at the same times as a queue followed by the delay."""
+        return q.delay_ns if self.plan.delay_method == "netem" else 0
 
     def namespaces(self) -> list[str]:
         p = self.plan
         names = [self.node_ns(j) for j in range(len(self.net.nodes))]
         names += [self.sender_ns(s.index) for s in p.senders] + [self.receiver_ns(s.index) for s in p.senders]
         names += [self.link_ns(ln.index) for ln in self.delayed_links()]
-        names += [self.delay_ns(s.index) for s in self.delayed_senders()]
+        if self.plan.delay_method == "delayline":
+            names += [self.delay_ns(s.index) for s in self.delayed_senders()]
         return names
 
     def shaped(self) -> list[tuple[QueuePlan, QueueProbe]]:
         out = []
         for ln in self.net.links:
             dev = f"k{ln.index}"
-            out.append((ln.forward, QueueProbe(ln.forward.link, self.node_ns(ln.src), dev, BOTTLENECK_HANDLE)))
-            out.append((ln.reverse, QueueProbe(ln.reverse.link, self.node_ns(ln.dst), dev, BOTTLENECK_HANDLE)))
-        for s in self.plan.senders:
-            q = self.access_queue(s)
-            if q is not None:
-                out.append((q, QueueProbe(q.link, self.sender_ns(s.index), "eth0", "20:")))
-        return out
+            out.append((ln.forward, self.probe(ln.forward, self.node_ns(ln.src), dev, BOTTLENECK_HANDLE)))
+            out.append((ln.reverse, self.probe(ln.reverse, self.node_ns(ln.dst), dev, BOTTLENECK_HANDLE)))
+        return out + self.access_shaped()
 
     def link_delay_lines(self) -> list[dict[str, Any]]:
         out = []
@@ -117,14 +125,16 @@ class NetworkTopology(Topology):
             self._receiver(s.index, self.node_ns(route.nodes[-1]), s.gro_max_size)
             self._route_back(s, self.receiver_ns(s.index), f"10.202.{s.index}.1")
             self._routes(s.index)
-        for s in self.delayed_senders():
-            self._delay_link(s)
+        if self.plan.delay_method == "delayline":
+            for s in self.delayed_senders():
+                self._delay_link(s)
         self._shape_all()
 
     def _link(self, ln: LinkPlan) -> None:
         k, dev = ln.index, f"k{ln.index}"
         u, v = self.node_ns(ln.src), self.node_ns(ln.dst)
-        if ln.forward.delay_ns == 0:
+        delay_line = ln in self.delayed_links()
+        if not delay_line:
             self._veth(u, dev, mac(LINK_MAC, k, 1), v, dev, mac(LINK_MAC, k, 2))
         else:
             x = self.link_ns(k)
@@ -132,7 +142,7 @@ class NetworkTopology(Topology):
             self._veth(x, "xd", mac(LINK_MAC, k, 4), v, dev, mac(LINK_MAC, k, 2))
         cmd(["ip", "-n", u, "addr", "add", f"{link_addr(k, True)}/24", "dev", dev])
         cmd(["ip", "-n", v, "addr", "add", f"{link_addr(k, False)}/24", "dev", dev])
-        if ln.forward.delay_ns:
+        if delay_line:
             for ns, peer, peer_mac in ((u, link_addr(k, False), mac(LINK_MAC, k, 3)),
                                        (v, link_addr(k, True), mac(LINK_MAC, k, 4))):  # fmt: skip
                 # the delay lines pass the bytes on as they are: checksums are completed

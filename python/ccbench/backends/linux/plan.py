@@ -17,7 +17,7 @@ from ...engine import HEADER_BYTES
 from ...units import format_duration
 from .. import BackendError
 from .netem import netem_loss_args
-from .netplan import NetworkPlan, QueuePlan, link_queue, netem_problem, network_plan
+from .netplan import NetworkPlan, QueuePlan, link_queue, loss_text, network_plan, require_netem
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -121,6 +121,9 @@ class LinuxPlan:
     flows: tuple[FlowPlan, ...]
     #: Routers, links and routes of a parking lot or graph (None: the dumbbell).
     network: NetworkPlan | None = None
+    #: The dumbbell's ``bottleneck.reverse_loss``: netem loss arguments for the ACK
+    #: direction, on the receiver's egress (it carries every ACK and nothing else).
+    ack_loss_netem: tuple[str, ...] = ()
 
     @property
     def qdisc(self) -> str:
@@ -143,6 +146,7 @@ class LinuxPlan:
             "offloads": self.offloads,
             "receiver_gro_max_size": self.receiver_gro_max_size,
             "delay_method": self.delay_method,
+            "ack_loss_netem": list(self.ack_loss_netem),
             "senders": [s.__dict__ for s in self.senders],
             "flows": [f.__dict__ for f in self.flows],
         }
@@ -175,26 +179,20 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
     else:
         link = exp.links()[0]
         bottleneck = link_queue(exp, link, False, mtu, kernel, problems)
-        if link.spec.reverse is not None or link.spec.reverse_loss != 0.0:
-            field = "bottleneck.reverse" if link.spec.reverse is not None else "bottleneck.reverse_loss"
+        if link.spec.reverse is not None:
             problems.append(
-                f"{field}: the linux backend's dumbbell does not shape the ACK direction; a parking lot of one hop "
-                "([topology] kind = 'parking_lot') shapes both directions of its link"
+                "bottleneck.reverse: the linux backend's dumbbell does not shape the ACK direction; a parking lot of "
+                "one hop ([topology] kind = 'parking_lot') shapes both directions of its link"
+            )
+        if link.spec.reverse_loss != 0.0:
+            require_netem(
+                f"bottleneck.reverse_loss = {loss_text(link.spec.reverse_loss)} (random loss)", kernel, problems
             )
     for i, s in enumerate(exp.senders):
         for field in ("access_loss", "access_reverse_loss"):
             loss = getattr(s, field)
-            if loss == 0.0:
-                continue
-            what = f"senders[{i}].{field} = {loss if isinstance(loss, float) else 'gilbert_elliott'} (random loss)"
-            if kernel.has_qdisc("netem") is not True or network is not None:
-                # a network's access links are not driven with netem yet
-                problems.append(netem_problem(what, kernel))
-            elif field == "access_loss" and s.access_rate is not None:
-                problems.append(
-                    f"{what} with senders[{i}].access_rate: the sender's egress holds the access shaper, and the "
-                    "linux backend does not chain netem with it yet; drop one of the two"
-                )
+            if loss != 0.0:
+                require_netem(f"senders[{i}].{field} = {loss_text(loss)} (random loss)", kernel, problems)
     # --- delay emulation
     routes_rtt = [r.propagation_rtt_ns for r in network.routes] if network is not None else [0] * len(exp.senders)
     needs_delay = any(exp.sender_rtt(i) - routes_rtt[i] > NATURAL_RTT_NS for i in range(len(exp.senders)))
@@ -204,17 +202,10 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         problems.append(
             "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
         )
-    elif delay_opt == "netem" and network is not None:
-        problems.append(
-            f"linux.delay = 'netem': the linux backend delays the links of a {exp.topology.kind} "  # type: ignore[union-attr]
-            "with the userspace delay line only; use 'auto' or 'delayline'"
-        )
     if not needs_delay:
         delay_method = "none"
-    elif network is not None:
-        delay_method = "delayline"
     elif delay_opt == "auto":
-        delay_method = "netem" if kernel.has_qdisc("netem") else "delayline"
+        delay_method = "netem" if kernel.has_qdisc("netem") is True else "delayline"
     else:
         delay_method = delay_opt
     # --- sampling and size
@@ -223,6 +214,11 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         problems.append(
             f"experiment.sample_interval = {format_duration(e.sample_interval)!r} is too fine for sampling the "
             f"kernel with ss and tc; use at least {format_duration(MIN_SAMPLE_INTERVAL_NS)}"
+        )
+    if e.packet_events:
+        problems.append(
+            "experiment.packet_events = true: per-packet drop and mark rows need the simulator; the kernel's qdiscs "
+            "only count them (the linux backend's links and queue_ts tables have the counts)"
         )
     n_flows = round(sum(f.expected_count(e.duration) for f in exp.flows))
     if n_flows > MAX_FLOWS:
@@ -243,8 +239,11 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             k for k in TRAFFIC_FIELDS if getattr(f, k) != type(f).model_fields[k].get_default(call_default_factory=True)
         ]
         if traffic:
+            named = [f"{k} = {getattr(f, k)!r}" if k in ("transport", "arrival") else k for k in traffic]
             problems.append(
-                f"{path}: {', '.join(traffic)} (docs/traffic.md) are simulator features the linux backend does not run yet"
+                f"{path}: {', '.join(named)} (docs/traffic.md) are simulator features the linux backend does not run: "
+                "it runs TCP flows that are bulk, sized (size) or rate-limited (rate, iperf3 -b), each started once at "
+                f"its start (arrival = 'fixed', count copies), at most {MAX_FLOWS} in all"
             )
         if f.rate is not None and f.size is not None:
             problems.append(
@@ -363,4 +362,5 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         senders=tuple(senders),
         flows=tuple(flows),
         network=network,
+        ack_loss_netem=netem_loss_args(exp.links()[0].spec.reverse_loss) if network is None else (),
     )

@@ -5,6 +5,7 @@ record per flow's data socket) and ``tc -s -j qdisc`` per shaped link, every
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -154,12 +155,15 @@ def _marks(q: dict[str, Any]) -> int:
 
 @dataclass(frozen=True)
 class QueueProbe:
-    """A qdisc to sample: the result-table link name, its namespace, device and handle."""
+    """A qdisc to sample: the result-table link name, its namespace, device and handle;
+    ``drops_handle``: the qdisc whose drops count (netem ahead of the queue, which counts
+    its random losses and every drop behind it), None = the queue's own."""
 
     link: str
     ns: str
     dev: str
     handle: str
+    drops_handle: str | None = None
 
 
 class Sampler(threading.Thread):
@@ -213,6 +217,9 @@ class Sampler(threading.Thread):
             t, proc = self._timed(["tc", "-n", ns, "-s", "-j", "qdisc", "show"])
             for q in probes:
                 sample = parse_tc(proc.stdout, q.handle, q.dev) if proc.returncode == 0 else None
+                if sample is not None and q.drops_handle is not None:
+                    ahead = parse_tc(proc.stdout, q.drops_handle, q.dev)
+                    sample = None if ahead is None else dataclasses.replace(sample, dropped_pkts=ahead.dropped_pkts)
                 if sample is None:
                     self.errors.append(f"tc in {q.ns} dev {q.dev}: {proc.stderr.strip() or 'no qdisc ' + q.handle}")
                     continue
