@@ -275,6 +275,18 @@ def test_backends_command_lists_both(monkeypatch):
     assert "root" in caps["linux"] and "ccas" in caps["linux"]
 
 
+def test_capabilities_say_up_front_what_a_kernel_without_netem_cannot_do(monkeypatch):
+    monkeypatch.setattr(system, "kernel_info", lambda: KERNEL)
+    caps = get_backend("linux").capabilities()
+    assert caps["netem"] is False
+    assert caps["delay"] == "userspace delay line (no netem in this kernel)"
+    assert caps["loss"] == "none: random loss needs netem, which this kernel does not provide"
+    with_netem = system.KernelInfo("x", KERNEL.ccas, {**KERNEL.qdiscs, "netem": True}, True, {})
+    monkeypatch.setattr(system, "kernel_info", lambda: with_netem)
+    caps = get_backend("linux").capabilities()
+    assert (caps["netem"], caps["delay"]) == (True, "netem") and caps["loss"].startswith("netem")
+
+
 def test_linux_cleanup_needs_root(monkeypatch):
     monkeypatch.setattr(system, "is_root", lambda: False)
     r = CliRunner().invoke(cli, ["linux", "cleanup"])

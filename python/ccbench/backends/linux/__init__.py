@@ -55,6 +55,9 @@ class LinuxBackend:
             "qdiscs": qdiscs if info.qdiscs_probed else "unknown (probing needs root)",
             "netem": qdiscs.get("netem") if info.qdiscs_probed else None,
             "delay": "netem" if qdiscs.get("netem") else "userspace delay line (no netem in this kernel)",
+            "loss": "netem (links, access links, ACK directions)"
+            if qdiscs.get("netem")
+            else "none: random loss needs netem, which this kernel does not provide",
             "offload_control": info.tools.get("ethtool", "missing") != "missing",
             "tools": info.tools,
         }
