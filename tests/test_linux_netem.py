@@ -272,3 +272,39 @@ def test_each_directions_netem_goes_on_the_device_that_carries_only_that_directi
     line.netem_loss({0: 19_900_000, 1: 9_900_000})
     assert [c[2] for c in calls] == ["ccbl-t-s0", "ccbl-t-r"] and calls[1][6] == "dl1"
     assert "delay" not in calls[1]  # the delay line holds the delay
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("tc") is None, reason="needs root and tc")
+def test_the_queue_under_a_root_qdisc_is_built_changed_and_sampled_by_the_kernel(monkeypatch):
+    """This kernel has no netem, so a tbf stands in for it as the root: the rest of the
+    hierarchy the backend builds under netem (the link's tbf at ``parent 1:1 handle 2:``,
+    the fifo at ``2:1``), a rate change of that tbf, and sampling the queue with the
+    root's drops all run against the kernel."""
+    from ccbench.backends.linux import netns, sampling
+
+    d = copy.deepcopy(DUMBBELL)
+    d["bottleneck"]["loss"] = 0.01
+    topo = netns.Topology(plan_of(d, WITH_NETEM), run_id="t")
+    stand_in = ["tbf", "rate", "1gbit", "burst", "100000", "limit", "100000000"]
+    monkeypatch.setattr(topo, "netem_ahead", lambda q: stand_in if q.loss_netem else None)
+    q = topo.plan.bottleneck
+    ns = f"{system.NAMESPACE_PREFIX}probe-{os.getpid()}-layers"
+    system.cmd(["ip", "netns", "add", ns])
+    try:
+        system.cmd(["ip", "-n", ns, "link", "add", "v0", "type", "veth", "peer", "name", "v1"])
+        for dev in ("v0", "v1"):
+            system.cmd(["ip", "-n", ns, "link", "set", dev, "up"])
+        topo._shape(ns, "v0", q, "10:")
+        probe = topo.probe(q, ns, "v0", "10:")
+        assert probe.drops_handle == "1:"
+        topo.change_rate(q, probe, 40_000_000)
+        shown = {x["handle"]: x for x in json.loads(system.cmd(["tc", "-n", ns, "-j", "qdisc", "show", "dev", "v0"]).stdout)}
+        assert (shown["1:"]["kind"], shown["1:"].get("root")) == ("tbf", True)
+        assert (shown["2:"]["kind"], shown["2:"]["parent"]) == ("tbf", "1:1")
+        assert shown["2:"]["options"]["rate"] in (40_000_000 // 8, 40_000_000), shown["2:"]  # changed under the root
+        assert (shown["10:"]["kind"], shown["10:"]["parent"], shown["10:"]["options"]["limit"]) == ("pfifo", "2:1", 20)
+        sampler = sampling.Sampler(lambda: 0, 100_000_000, [], [probe])
+        sampler.sample_once()
+        assert sampler.errors == [] and [link for _, link, _ in sampler.queues] == ["bottleneck"]
+    finally:
+        system.cmd(["ip", "netns", "del", ns], check=False)

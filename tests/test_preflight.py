@@ -169,7 +169,10 @@ def test_cli_refuses_before_simulating_fast_and_small(tmp_path, case, fragments)
             "import resource, sys; from ccbench.cli import main\n"
             f"try:\n    main({cmd!r})\n"
             "finally:\n    u = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "    print('maxrss_kb', u.ru_maxrss, 'cpu_s', u.ru_utime + u.ru_stime, file=sys.stderr)\n"
+            # VmHWM is this process's own peak; ru_maxrss would carry pytest's own over
+            # (subprocess forks with vfork, and exec keeps the larger of the two)
+            "    hwm = next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM'))\n"
+            "    print('maxrss_kb', hwm, 'cpu_s', u.ru_utime + u.ru_stime, file=sys.stderr)\n"
         )
         env = {**os.environ, "CCBENCH_MEMORY_WARN": "2GiB"}
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
