@@ -142,6 +142,9 @@ def test_short_kernel_run_gives_complete_tables(tmp_path):
     # a 20-packet queue overflows: drops are counted, and retransmissions follow them
     assert s["drops"] > 0 and s["retransmissions"] > 0
     assert api.load(tmp_path / "run").summary()["jain"] == s["jain"]
+    # no netem here: no random losses, and the queue's drops are all its own
+    q = res.queue_ts
+    assert (q["random_drops"] == 0).all() and q["dropped_pkts"].max() > 0
 
 
 def test_delay_line_rate_schedule_and_sized_flows(tmp_path):

@@ -174,8 +174,8 @@ def test_a_queue_with_netem_ahead_counts_netems_drops(monkeypatch):
     s = sampling.Sampler(lambda: 0, 100_000_000, [], probes)
     s.sample_once()
     (_, l1, with_netem), (_, l2, own) = s.queues
-    assert (l1, with_netem.dropped_pkts, with_netem.backlog_pkts) == ("bottleneck", 9, 3)
-    assert (l2, own.dropped_pkts) == ("plain", 2)
+    assert (l1, with_netem.dropped_pkts, with_netem.random_dropped_pkts, with_netem.backlog_pkts) == ("bottleneck", 9, 7, 3)
+    assert (l2, own.dropped_pkts, own.random_dropped_pkts) == ("plain", 2, 0)
 
 
 def test_a_network_on_a_netem_kernel_delays_and_loses_with_netem(monkeypatch):

@@ -122,6 +122,8 @@ class QueueSample:
     sent_pkts: int
     dropped_pkts: int
     marked_pkts: int
+    #: Random losses (netem's drops less the queue's, with netem ahead of the queue).
+    random_dropped_pkts: int = 0
 
 
 def parse_tc(text: str, handle: str, dev: str | None = None) -> QueueSample | None:
@@ -219,7 +221,15 @@ class Sampler(threading.Thread):
                 sample = parse_tc(proc.stdout, q.handle, q.dev) if proc.returncode == 0 else None
                 if sample is not None and q.drops_handle is not None:
                     ahead = parse_tc(proc.stdout, q.drops_handle, q.dev)
-                    sample = None if ahead is None else dataclasses.replace(sample, dropped_pkts=ahead.dropped_pkts)
+                    sample = (
+                        None
+                        if ahead is None
+                        else dataclasses.replace(
+                            sample,
+                            dropped_pkts=ahead.dropped_pkts,
+                            random_dropped_pkts=max(0, ahead.dropped_pkts - sample.dropped_pkts),
+                        )
+                    )
                 if sample is None:
                     self.errors.append(f"tc in {q.ns} dev {q.dev}: {proc.stderr.strip() or 'no qdisc ' + q.handle}")
                     continue

@@ -150,7 +150,7 @@ _TS_TYPES: dict[str, pa.DataType] = {
 _QUEUE_TYPES: dict[str, pa.DataType] = {
     "time_ns": pa.uint64(), "backlog_bytes": pa.uint64(), "backlog_pkts": pa.uint64(), "enqueued_pkts": pa.uint64(),
     "dequeued_pkts": pa.uint64(), "dequeued_bytes": pa.uint64(), "dropped_pkts": pa.uint64(),
-    "ecn_marked_pkts": pa.uint64(),
+    "ecn_marked_pkts": pa.uint64(), "random_drops": pa.uint64(),
 }  # fmt: skip
 _STRINGS = ("sender_name", "group", "cca", "link", "kind", "reason")
 
@@ -220,6 +220,7 @@ def build_tables(
             "dequeued_bytes": q.sent_bytes,
             "dropped_pkts": q.dropped_pkts,
             "ecn_marked_pkts": q.marked_pkts,
+            "random_drops": q.random_dropped_pkts,
         }
         for t, link, q in queues
         if t <= plan.duration_ns + plan.sample_interval_ns // 2
@@ -244,7 +245,7 @@ def build_tables(
         ),
         "flow_ts": _table(ts_rows, ts_cols, _TS_TYPES),
         "queue_ts": _table(
-            queue_rows, [c for c in COLUMNS["queue_ts"] if c not in OPTIONAL_COLUMNS["queue_ts"]], _QUEUE_TYPES
+            queue_rows, [c for c in COLUMNS["queue_ts"] if c in _QUEUE_TYPES or c not in OPTIONAL_COLUMNS["queue_ts"]], _QUEUE_TYPES
         ),
         "events": _table(events, COLUMNS["events"], event_types),
         "links": _links(plan, queues, shaped, rate_changes),
