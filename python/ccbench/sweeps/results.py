@@ -116,9 +116,10 @@ class SweepResults:
         runs when it is missing or damaged)."""
         try:
             table = pq.read_table(self.layout.index)
-        except (OSError, pa.ArrowException):
+            names = set(table.column_names)
+        except (OSError, pa.ArrowException, UnicodeDecodeError):  # a damaged footer can hold a non-UTF-8 name
             return rebuild_index(self.path)
-        if not set(_INDEX_KEYS) <= set(table.column_names):
+        if not set(_INDEX_KEYS) <= names:
             return rebuild_index(self.path)
         return table
 
