@@ -34,7 +34,7 @@ impl Jiffies {
 
     /// `jiffies` (as `tcp_jiffies32`, wrapping) at simulated time `now`.
     pub fn at(&self, now: Time) -> u32 {
-        (now / self.tick()) as u32
+        crate::cc::common::clock::jiffies(now, self.hz)
     }
 
     /// `usecs_to_jiffies` / `msecs_to_jiffies`: rounds up.

@@ -137,8 +137,9 @@ impl ProcessingDelay {
 
     /// `inverse_cdf(table, u)`, bit for bit.
     fn interpolate(&self, u: f64) -> f64 {
-        // u * 64 is exact (a power of two), so the bucket is exactly floor(64 u).
-        let mut i = self.first[((u * BUCKETS as f64) as usize).min(BUCKETS - 1)] as usize;
+        // u * 64 is exact (a power of two), so the bucket is exactly floor(64 u); a
+        // 32-bit conversion is cheaper than a saturating one to usize.
+        let mut i = self.first[((u * BUCKETS as f64) as u32 as usize).min(BUCKETS - 1)] as usize;
         // The tables' knots are at least 0.01 apart, so this moves at most twice.
         while i < self.segments.len() - 1 && self.segments[i].p1 <= u {
             i += 1;
@@ -154,15 +155,15 @@ fn knot_index(table: Quantiles, u: f64) -> usize {
     table.partition_point(|&(p, _)| p <= u).clamp(1, table.len() - 1)
 }
 
-/// `x.round() as Time` (half away from zero, saturating) without the libm call:
-/// the truncation and the fraction `x - trunc(x)` are exact for every finite x.
+/// `x.round() as Time` (half away from zero, saturating) without the libm call.
+/// Below 2^52 the truncation to i64 and back and the fraction `x - trunc(x)` are
+/// exact, and signed conversions are single instructions (unsigned ones are not).
 fn round_to_time(x: f64) -> Time {
-    let whole = x as Time;
-    if x - whole as f64 >= 0.5 {
-        whole.saturating_add(1)
-    } else {
-        whole
+    if (0.0..4_503_599_627_370_496.0).contains(&x) {
+        let whole = x as i64;
+        return (whole + (x - whole as f64 >= 0.5) as i64) as Time;
     }
+    x.round() as Time
 }
 
 /// Linear interpolation of the quantile function at `u` in [0, 1].

@@ -367,6 +367,7 @@ impl Sender {
     /// (a hint, no effect on results): with thousands of flows they have left the
     /// caches by the time the flow's next ACK comes, and loading them all at once
     /// overlaps the misses instead of taking them one by one as `on_ack` reaches each.
+    /// The run loop calls it when the ACK reaches its host, before the host's poll.
     pub fn prefetch(&self) {
         crate::tcp::prefetch(self as *const Self as *const u8, std::mem::size_of::<Self>());
         let (head, _) = self.segs.as_slices();
@@ -375,7 +376,6 @@ impl Sender {
 
     /// Process an ACK (`tcp_ack`).
     pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Segment>) {
-        self.prefetch();
         if !self.started || ack.cum > self.snd_nxt {
             return;
         }
