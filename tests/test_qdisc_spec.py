@@ -59,6 +59,8 @@ def test_shaper_wraps_the_qdisc_and_sets_the_bdp(base_spec, ccas):
     assert q["child"]["kind"] == "fq_codel"
     # BDP at the shaped rate: 100 Mbit/s x 40 ms (min RTT) / 8.
     assert x.derived()["buffer"]["bdp_bytes"] == 500_000
+    # ... and utilization counts against the shaped rate, not the line rate
+    assert x.derived()["bottleneck"]["rate_bps"] == 100_000_000
 
 
 def test_gilbert_elliott_and_reverse_loss(base_spec, ccas):
@@ -127,6 +129,22 @@ def test_each_aqm_runs_and_keeps_the_queue_below_a_fifo(kind):
     if kind == "fq_codel":
         # Counted per flow (per-packet ecn_mark rows need experiment.packet_events).
         assert raw["tables"]["flows"]["ecn_marked_pkts"].sum() > 0, "fq_codel marks ECN-capable flows"
+
+
+@pytest.mark.engine
+def test_a_shaped_links_utilization_counts_against_the_shaper_rate():
+    """A 1 Gbit/s line shaped to 10 Mbit/s: one flow fills the shaped rate, so its
+    utilization is near 1 (0.01 if the line rate were counted)."""
+    from ccbench import api
+
+    d = {
+        "experiment": {"name": "shaped", "duration": "4s", "warmup": "1s"},
+        "bottleneck": {"rate": "1Gbit", "shaper": {"rate": "10Mbit", "burst": "30000B"}, "buffer": "2BDP"},
+        "senders": [{"name": "a", "rtt": "20ms"}],
+        "flows": [{"cca": "cubic"}],
+    }
+    util = api.run(d).summary()["utilization"]
+    assert 0.85 < util <= 1.02, util
 
 
 @pytest.mark.engine

@@ -220,35 +220,51 @@ def test_shipped_published_values_reach_the_comparison():
     pairings |= {f"{p}-self" for p in sweeps["elephants/intra-cca-grid"]["grid"]["pair"]}
     # Each bandwidth runs with each AQM (zipped with that AQM's tc settings).
     aqms = {a for group in sweeps["elephants/inter-cca-grid"]["zip"] for a in group.get("aqm", [])}
-    d0 = [p for p in with_value if p.scenario == summary.id]
-    assert {p.where["pairing"] for p in d0} == pairings and {p.where["aqm"] for p in d0} == aqms
-    for factor, verdict in ((1.0, "agrees"), (1.2, "DISAGREES")):
-        cells: dict[tuple[str, str], dict[str, object]] = {}
-        for p in d0:
-            cell = cells.setdefault((p.where["pairing"], p.where["aqm"]), dict(p.where))
-            cell[p.metric] = float(p.value or 0.0) * factor
-        table = pd.DataFrame(list(cells.values()))
-        rows = _comparisons(summary, table, shipped)
-        assert len(rows) == len([p for p in shipped if p.scenario == summary.id])
-        assert all(str(r["verdict"]).startswith(verdict) for r in rows), rows
+    # Table 3 (every bandwidth) for the paper scale, the authors' 100 Mbit/s rows for quick
+    for scale, other in (("paper", "quick"), ("quick", "paper")):
+        d0 = [p for p in with_value if p.scenario == summary.id and p.scale == scale]
+        assert len(d0) == 78
+        assert {p.where["pairing"] for p in d0} == pairings and {p.where["aqm"] for p in d0} == aqms
+        for factor, verdict in ((1.0, "agrees"), (1.2, "DISAGREES")):
+            cells: dict[tuple[str, str], dict[str, object]] = {}
+            for p in d0:
+                cell = cells.setdefault((p.where["pairing"], p.where["aqm"]), dict(p.where))
+                cell[p.metric] = float(p.value or 0.0) * factor
+            table = pd.DataFrame(list(cells.values()))
+            rows = _comparisons(summary, table, shipped, scale)
+            assert len(rows) == len([p for p in shipped if p.scenario == summary.id])
+            judged = [r for r in rows if f"({scale} scale)" in r["where"]]
+            assert len(judged) == 78 and all(str(r["verdict"]).startswith(verdict) for r in judged), judged
+            # the other scale's entries are shown with ours, never judged
+            shown = [r for r in rows if f"({other} scale)" in r["where"]]
+            assert len(shown) == 78 and all(r["verdict"] == f"for the {other} scale: not judged here" for r in shown)
 
 
 @pytest.mark.parametrize("sid", ["elephants/inter-cca-grid", "elephants/intra-cca-grid"])
-def test_d0_red_is_the_red_the_authors_ran(sid):
-    """D0's RED, from its authors' dataset (deployment/fabric-setup.ipynb): `red limit
-    <k x BDP> avpkt 1000 min 30000 max 30001 bandwidth <rate>`, without ECN; every
-    bandwidth runs with every AQM, at both scales."""
+def test_d0_bottleneck_is_the_tc_the_authors_ran(sid):
+    """D0's bottleneck, from its authors' dataset (deployment/fabric-setup.ipynb):
+    `tbf rate <rate> burst 1570000 limit <k x BDP>` at the root of a 100 Gbit/s port,
+    the AQM its child; RED is `red limit <k x BDP> avpkt 1000 min 30000 max 30001
+    bandwidth <rate>`, without ECN; every bandwidth runs with every AQM, at both
+    scales; the hosts send through 25 Gbit/s NICs."""
     for scale, cells in (("paper", 5 * 6 * 3), ("quick", 3 * 3)):
         runs = [r for r in planned(sid, scale).plan.runs if r.repetition == 0]
         assert len({(r.params["rate_mbit"], r.params["k"], r.params["aqm"]) for r in runs}) == cells
         for r in runs:
             assert r.experiment is not None, r.error
             topo = r.experiment.resolve()["topology"]
-            q = topo["bottleneck"]["qdisc"]
+            rate = r.params["rate_mbit"] * 1_000_000
+            limit = r.params["k"] * rate * 0.062 / 8
+            tbf = topo["bottleneck"]["qdisc"]
+            assert topo["bottleneck"]["rate_bps"] == 100_000_000_000
+            assert (tbf["kind"], tbf["rate_bps"], tbf["burst_bytes"]) == ("tbf", rate, 1_570_000)
+            assert r.experiment.derived()["bottleneck"]["rate_bps"] == rate  # what utilization counts
+            assert all(s["access_rate_bps"] == 25_000_000_000 for s in topo["senders"])
+            q = tbf["child"]
             assert q["kind"] == {"bfifo": "bfifo", "fq_codel": "fq_codel", "red": "red"}[r.params["aqm"]]
+            if q["kind"] != "fq_codel":
+                assert abs(q["limit_bytes"] - limit) <= 1
             if q["kind"] == "red":
-                rate = r.params["rate_mbit"] * 1_000_000
                 assert (q["min_bytes"], q["max_bytes"], q["avpkt_bytes"]) == (30_000, 30_001, 1000)
-                assert q["bandwidth_bps"] == rate == topo["bottleneck"]["rate_bps"]
-                assert abs(q["limit_bytes"] - r.params["k"] * rate * 0.062 / 8) <= 1
+                assert q["bandwidth_bps"] == rate
                 assert not q["ecn"] and not q["adaptive"]

@@ -503,7 +503,9 @@ class Experiment(_Model):
                     for s, p in zip(self.senders, self.paths(), strict=True)
                     if any(self.links()[k] == primary for k, _ in p.hops)
                 ],
-                "rate_bps": primary.spec.rate,
+                # The rate its utilization counts against: a shaper's rate when there
+                # is one (the link's own rate is then its line rate).
+                "rate_bps": self.shaped_rate(primary),
                 "rate_schedule": [[c.at, c.rate] for c in primary.spec.rate_schedule],
             },
             "hosts": {s.name: resolve_host(self.host, s.host) for s in self.senders},

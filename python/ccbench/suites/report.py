@@ -11,7 +11,10 @@ from the scenarios they aggregate.
 study publishes each result (``source``) and, where we have it, the value with the
 tolerance within which ours agrees. Every entry appears in the report: with a value,
 next to ours with the difference and ``agrees`` / ``DISAGREES``; without one, as
-"not in experiments.md" (the catalog records setups only), never dropped.
+"not in experiments.md" (the catalog records setups only), never dropped. An entry may
+hold for one ``scale`` only (D0's Table 3 averages every bandwidth: ``paper``; the
+authors' 100 Mbit/s rows: ``quick``): on a report of another scale it is shown with
+ours but not judged.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class Published:
     where: dict[str, Any]
     value: float | None = None
     tolerance: float | None = None
+    scale: str | None = None  # the one scale whose runs it compares with; None: every scale
 
 
 def load_published(path: str | os.PathLike[str] | None = None) -> list[Published]:
@@ -76,6 +80,7 @@ def load_published(path: str | os.PathLike[str] | None = None) -> list[Published
                     where=dict(e.get("where", {})),
                     value=float(e["value"]) if "value" in e else None,
                     tolerance=float(e["tolerance"]) if "tolerance" in e else None,
+                    scale=str(e["scale"]) if "scale" in e else None,
                 )
             )
         except KeyError as k:
@@ -167,16 +172,24 @@ def _match(table: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
     return sel
 
 
-def _comparisons(sc: Scenario, table: pd.DataFrame, published: list[Published]) -> list[dict[str, Any]]:
+def _comparisons(
+    sc: Scenario, table: pd.DataFrame, published: list[Published], scale: str | None = None
+) -> list[dict[str, Any]]:
+    """One row per published entry of the scenario; entries for another scale than the
+    report's are shown with ours but not judged."""
     rows = []
     for p in (p for p in published if p.scenario == sc.id):
         where = ", ".join(f"{k}={v}" for k, v in p.where.items()) or "all cells"
+        if p.scale is not None:
+            where += f" ({p.scale} scale)"
         row: dict[str, Any] = {"where": where, "metric": p.metric, "source": p.source}
         sel = _match(table, p.where) if not table.empty else table
         ours = float(sel[p.metric].mean()) if p.metric in sel.columns and len(sel) else math.nan
         row["ours"] = ours
         if p.value is None:
             row.update(published="not in experiments.md", difference="", verdict="no published value to compare")
+        elif p.scale is not None and scale is not None and p.scale != scale:
+            row.update(published=p.value, difference="", verdict=f"for the {p.scale} scale: not judged here")
         elif not math.isfinite(ours):
             row.update(published=p.value, difference="", verdict="not measured (no matching run)")
         else:
@@ -321,7 +334,7 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
         md.append("\n" + md_table(table))
         ht.append(html_table(table))
         _figures(sc, table, root, md, ht)
-        comp = _comparisons(sc, table, pub)
+        comp = _comparisons(sc, table, pub, scale)
         if comp:
             cdf = pd.DataFrame(comp)[["where", "metric", "source", "published", "ours", "difference", "verdict"]]
             disagreements += int(cdf["verdict"].astype(str).str.startswith("DISAGREES").sum())
