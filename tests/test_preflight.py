@@ -105,6 +105,18 @@ def test_cost_warning_above_threshold():
     assert report.errors == [] and report.estimate.packets > 10**8
 
 
+def test_a_shaped_link_is_estimated_at_its_shapers_rate():
+    """A 100 Gbit/s port shaped to 100 Mbit/s (D0's bottleneck) carries at most the
+    shaper's rate and one bucket: the estimate matches the plain 100 Mbit/s link's,
+    and a 25 Gbit/s access link is not reported as the limit."""
+    plain = check(spec(experiment={"duration": "60s"})).estimate.packets
+    d = spec(experiment={"duration": "60s"}, bottleneck={"rate": "100Gbit", "shaper": {"rate": "100Mbit", "burst": "1570000B"}})
+    d["senders"][0]["access_rate"] = "25Gbit"
+    report = check(d)
+    assert plain < report.estimate.packets <= plain + 1_570_000 // 1500 + 1
+    assert not any("access_rate" in w for w in report.warnings), report.warnings
+
+
 def test_meaningless_results_are_warned():
     d = spec(experiment={"duration": "1s"}, flows={"start": "900ms", "start_jitter": "500ms"})
     d["senders"][0].update(rtt="200ms", access_rate="10Mbit")

@@ -210,6 +210,13 @@ def _held_rows(rows: int, streamed: bool) -> int:
     return min(rows, STREAM_CHUNK_ROWS) if streamed else rows
 
 
+def _highest_rate(ln: Any) -> int:
+    """The highest rate a link carries: its line rate over its schedule, held to its
+    shaper's rate when it has one."""
+    line = max([ln.spec.rate, *(c.rate for c in ln.spec.rate_schedule)])
+    return min(line, ln.spec.shaper.rate) if ln.spec.shaper is not None else line
+
+
 def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     """Upper bounds of packets, CPU time, rows, memory and disk for ``exp``. A
     ``streamed`` run (one with an output directory, as every ``ccbench run`` and sweep
@@ -218,11 +225,13 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     e = exp.experiment
     flows = math.ceil(sum(f.expected_count(e.duration) for f in exp.flows))
     links = exp.links()
-    # Data through the network is bounded by the sum of the links' highest rates.
-    max_rate = sum(max([ln.spec.rate, *(c.rate for c in ln.spec.rate_schedule)]) for ln in links)
+    # Data through the network is bounded by the sum of the links' highest rates (a
+    # shaped link's: its shaper's rate, plus one bucket of burst).
+    max_rate = sum(_highest_rate(ln) for ln in links)
     min_packet = min(f.mss for f in exp.flows) + exp.packet_bytes() - max(f.mss for f in exp.flows)
     seconds = e.duration / 1e9
-    packets = math.ceil(max_rate * seconds / (8 * min_packet))
+    bursts = sum(exp.limit_context(ln).bytes(ln.spec.shaper.burst) for ln in links if ln.spec.shaper is not None)
+    packets = math.ceil((max_rate * seconds / 8 + bursts) / min_packet)
     cpu = packets / PACKETS_PER_CPU_S + flows * CPU_S_PER_FLOW
     samples = (e.duration // e.sample_interval + 1) if e.sample_interval > 0 else 0
     rows = {
@@ -312,11 +321,11 @@ def _meaning_warnings(exp: Experiment) -> list[str]:
             )
     links = exp.links()
     for i, (s, path) in enumerate(zip(exp.senders, exp.paths(), strict=True)):
-        slowest = min((links[k] for k, _ in path.hops), key=lambda ln: ln.spec.rate)
-        if s.access_rate is not None and s.access_rate < slowest.spec.rate:
+        slowest = min((links[k] for k, _ in path.hops), key=exp.shaped_rate)
+        if s.access_rate is not None and s.access_rate < exp.shaped_rate(slowest):
             out.append(
                 f"senders[{i}].access_rate ({format_rate(s.access_rate)}) is below {slowest.path}.rate "
-                f"({format_rate(slowest.spec.rate)}): this sender's access link, not the bottleneck, limits its flows"
+                f"({format_rate(exp.shaped_rate(slowest))}): this sender's access link, not the bottleneck, limits its flows"
             )
     return out
 
