@@ -11,7 +11,11 @@ A scenario file (``suites/data/<study>/<name>.toml``) is a sweep spec
   ``sweep`` (keys merged into ``[sweep]``; ``grid`` and ``derived`` per axis),
   ``base`` (dotted paths set in the base experiment) and ``preserves`` (what the
   shrink keeps, printed by ``ccbench suites`` and in docs/reproduction.md). ``tiny``
-  applies on top of ``quick``; it exists for the test suite (seconds of simulated time).
+  applies on top of ``quick``; it exists for the test suite (seconds of simulated time);
+- ``[[suite.claim]]``: a result the study states without numbers, as a comparison of
+  two sets of cells (``text``, ``source``, ``metric``, ``lower`` or ``higher`` and
+  ``than``: cells by parameter, ``per``: the parameters compared separately); the
+  report says whether our runs support it (:mod:`ccbench.suites.report`).
 
 What a scenario needs that does not exist yet is never hard-coded here: it is what the
 spec validation says (an unknown key, table or CCA), collected per scenario by
@@ -64,6 +68,13 @@ SCALES = ("paper", "quick", "tiny")
 #: Spec-validation messages that name a capability another issue adds: (regex over
 #: the error text, label). Only labels: a scenario's needs are always its errors.
 NEEDS_HINTS: tuple[tuple[str, str], ...] = (
+    (
+        r"'sage' is not a known CCA",
+        "Sage, which does not exist here: a learned CCA whose policy is the Sage authors' pre-trained neural "
+        "network (D2 ran the 7-day model of their repository on Linux 4.19); ccbench ships no such model and "
+        "cannot train an equivalent, and a hand-written stand-in would not be Sage. Its runs wait for that model "
+        "to be run as a Python CCA (docs/python-cca.md)",
+    ),
     (r"\btopology\b", "multi-bottleneck topologies (issue #15)"),
     (r"\b(workloads?|traffic|mice|dos|rate_limit)\b", "traffic and workloads (issue #8)"),
     (r"neither a shipped distribution", "a flow-size or RTT distribution not shipped (give it as a CDF file; docs/traffic.md)"),
@@ -89,6 +100,7 @@ class Scenario:
     view_of: list[str] = field(default_factory=list)  # an aggregation over other scenarios: no runs
     undescribed: str = ""  # why there is nothing to run (the source describes no setup)
     figures: list[dict[str, Any]] = field(default_factory=list)  # [[suite.figure]] (ccbench.suites.figures)
+    claims: list[dict[str, Any]] = field(default_factory=list)  # [[suite.claim]] (ccbench.suites.report)
 
     @property
     def kind(self) -> str:
@@ -133,6 +145,7 @@ def _load(path: Path, study: str) -> Scenario:
         view_of=[str(v) for v in meta.get("view_of", [])],
         undescribed=str(meta.get("undescribed", "")),
         figures=[dict(f) for f in meta.get("figure", [])],
+        claims=[dict(c) for c in meta.get("claim", [])],
     )
 
 

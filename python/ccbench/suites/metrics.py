@@ -213,6 +213,69 @@ def _per_tcp(r: RunResult) -> dict[str, float]:
     return out
 
 
+def _flood_window(r: RunResult) -> tuple[int, int] | None:
+    """The mice flood as (start ns, end ns): the spec's group of fixed-size flows whose
+    starts are spread by ``start_jitter``."""
+    from ..units import parse_duration
+
+    for g in r.manifest.get("spec", {}).get("flows", []):
+        if g.get("size") and g.get("start_jitter"):
+            start = parse_duration(g.get("start", "0s"))
+            return start, start + parse_duration(g["start_jitter"])
+    return None
+
+
+def _goodput_between(flow_ts: pd.DataFrame, flow_ids: Any, t0: int, t1: int) -> float:
+    """The flows' summed goodput (bit/s) from t0 to t1, each flow's cumulative
+    ``delivered_bytes`` read at its last samples at or before t0 and t1 and divided by
+    the time between those samples (so a window edge between samples costs nothing)."""
+    total = 0.0
+    for _, df in flow_ts[flow_ts["flow_id"].isin(flow_ids)].groupby("flow_id"):
+        order = np.argsort(df["time_ns"].to_numpy(), kind="stable")
+        t = df["time_ns"].to_numpy(dtype=np.int64)[order]
+        d = df["delivered_bytes"].to_numpy(dtype=np.int64)[order]
+        i0, i1 = np.searchsorted(t, [t0, t1], side="right") - 1
+        if i0 >= 0 and i1 > i0:
+            total += float(d[i1] - d[i0]) * 8e9 / float(t[i1] - t[i0])
+    return total
+
+
+def _mice_flood(r: RunResult) -> dict[str, float]:
+    """The elephants' goodput in the second half of the time before the flood and
+    during it (less its first tenth, while the flood builds up), what the flood leaves
+    them (the rate in goodput terms less the mice's goodput), and the mice's median FCT."""
+    window = _flood_window(r)
+    if window is None:
+        return {}
+    start, end = window
+    flows = r.flows
+    mice = flows["size_bytes"].to_numpy(dtype=np.int64) >= 0
+    elephants = flows.loc[~mice, "flow_id"].to_numpy()
+
+    def mbps(t0: int, t1: int) -> float:
+        return _goodput_between(r.flow_ts, elephants, t0, t1) / 1e6
+
+    before = mbps(start // 2, start)
+    during = mbps(start + (end - start) // 10, end)
+    mice_mbps = float(flows.loc[mice, "delivered_bytes"].sum()) * 8 / ((end - start) / 1e9) / 1e6
+    packet = float(r.derived.get("buffer", {}).get("packet_bytes", math.nan))
+    mss = float(flows.loc[~mice, "mss"].iloc[0]) if (~mice).any() else math.nan
+    rate = float(r.derived.get("bottleneck", {}).get("rate_bps", math.nan)) / 1e6
+    left = rate * mss / packet - mice_mbps
+    fct = flows.loc[mice, "fct_ns"].to_numpy(dtype=np.int64)
+    done = fct[fct >= 0]
+    return {
+        "elephants before Mbit/s": before,
+        "elephants during Mbit/s": during,
+        "elephant loss Mbit/s": before - during,
+        "mice Mbit/s": mice_mbps,
+        "left by the flood Mbit/s": left,
+        "during/left": during / left if left > 0 else math.nan,
+        "mice FCT median ms": float(np.median(done)) / 1e6 if done.size else math.nan,
+        "mice completed": done.size / fct.size if fct.size else math.nan,
+    }
+
+
 #: layout name -> per-run extras (layouts not listed have none: the index suffices).
 LAYOUT_EXTRAS: dict[str, Callable[[RunResult], dict[str, float]]] = {
     "pairs": _pairs,
@@ -223,4 +286,5 @@ LAYOUT_EXTRAS: dict[str, Callable[[RunResult], dict[str, float]]] = {
     "mathis": _mathis,
     "aqm": _per_flow_quartiles,
     "pertcp": _per_tcp,
+    "mice-flood": _mice_flood,
 }

@@ -15,6 +15,10 @@ next to ours with the difference and ``agrees`` / ``DISAGREES``; without one, as
 hold for one ``scale`` only (D0's Table 3 averages every bandwidth: ``paper``; the
 authors' 100 Mbit/s rows: ``quick``): on a report of another scale it is shown with
 ours but not judged.
+
+**Claims.** A result a study states without numbers (``[[suite.claim]]`` of a scenario,
+e.g. "NCF's elephants lose less to a mice flood than CUBIC's in one FIFO") is checked
+against our cells: ``supports`` or ``CONTRADICTS``, counted with the disagreements.
 """
 
 from __future__ import annotations
@@ -204,6 +208,41 @@ def _comparisons(
     return rows
 
 
+def _cells(where: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in where.items())
+
+
+def _claims(sc: Scenario, table: pd.DataFrame) -> pd.DataFrame:
+    """The scenario's claims (``[[suite.claim]]``), one row per group of a claim's
+    ``per`` parameters: the mean of ``metric`` over the claimed cells (``lower`` or
+    ``higher``) and over the cells they are compared with (``than``), and whether ours
+    support the claim."""
+    rows: list[dict[str, Any]] = []
+    for c in sc.claims:
+        metric, per = str(c["metric"]), [str(x) for x in c.get("per", [])]
+        direction = "lower" if "lower" in c else "higher"
+        mine, other = dict(c[direction]), dict(c["than"])
+        head = {"claim": str(c["text"]), "metric": metric}
+        source = str(c.get("source", ""))
+        claimed = _match(table, mine) if not table.empty else table
+        compared = _match(table, other) if not table.empty else table
+        if metric not in table.columns or claimed.empty or compared.empty or any(k not in table for k in per):
+            rows.append({**head, "where": f"{_cells(mine)} {direction} than {_cells(other)}", "ours": math.nan,
+                         "compared with": math.nan, "verdict": "not measured (no matching run)", "source": source})  # fmt: skip
+            continue
+        groups = [dict(zip(per, k, strict=True)) for k in claimed[per].drop_duplicates().itertuples(index=False)]
+        for sel in groups or [{}]:
+            a = float(_match(claimed, sel)[metric].mean())
+            b = float(_match(compared, sel)[metric].mean())
+            if not (math.isfinite(a) and math.isfinite(b)):
+                verdict = "not measured (no matching run)"
+            else:
+                verdict = "supports" if (a < b if direction == "lower" else a > b) else "CONTRADICTS"
+            where = f"{_cells(mine)} {direction} than {_cells(other)}" + (f" ({_cells(sel)})" if sel else "")
+            rows.append({**head, "where": where, "ours": a, "compared with": b, "verdict": verdict, "source": source})
+    return pd.DataFrame(rows)
+
+
 def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
     """D0 Table 3: per pairing x AQM, average utilization and Jain's index over all
     buffers and bandwidths (means of cell means), and relative retransmissions: each
@@ -278,7 +317,7 @@ def html_table(df: pd.DataFrame, flag_col: str | None = None) -> str:
         cells = []
         for c, v in zip(df.columns, row, strict=True):
             text = html.escape(_fmt(v))
-            cls = ' class="bad"' if c == flag_col and "DISAGREES" in text else ""
+            cls = ' class="bad"' if c == flag_col and ("DISAGREES" in text or "CONTRADICTS" in text) else ""
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -340,7 +379,12 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
             disagreements += int(cdf["verdict"].astype(str).str.startswith("DISAGREES").sum())
             md.append("\nPublished results:\n\n" + md_table(cdf))
             ht.append("<p>Published results:</p>" + html_table(cdf, flag_col="verdict"))
-    summary = f"{disagreements} disagreement(s) with published values (flagged DISAGREES below)."
+        claims = _claims(sc, table)
+        if not claims.empty:
+            disagreements += int(claims["verdict"].astype(str).str.startswith("CONTRADICTS").sum())
+            md.append("\nClaims of the study (stated without numbers):\n\n" + md_table(claims))
+            ht.append("<p>Claims of the study (stated without numbers):</p>" + html_table(claims, flag_col="verdict"))
+    summary = f"{disagreements} disagreement(s) with published values or claims (flagged DISAGREES / CONTRADICTS below)."
     md.insert(1, f"\n{summary}\n")
     ht.insert(1, f"<p><strong>{html.escape(summary)}</strong></p>")
     (root / "report.md").write_text("".join(md), encoding="utf-8")
