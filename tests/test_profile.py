@@ -167,3 +167,47 @@ def test_a_python_cca_is_profiled_like_a_built_in_one(tmp_path):
     assert statuses["q1-loss-sensitive"] == "not evaluated"  # its experiment was left out
     r = CliRunner().invoke(cli, ["profile", "cubic", "--only", "q9-nothing", "-o", str(tmp_path / "x")])
     assert r.exit_code != 0 and "unknown experiment(s) q9-nothing" in r.output
+
+
+def test_a_linux_backend_profile_asks_the_kernel_for_every_run_and_names_what_it_lacks(tmp_path, monkeypatch):
+    """`--backend linux`: every run's spec names the kernel backend, runs go one at a
+    time, and a run the kernel cannot do (random loss: this kernel has no netem) is a
+    need of its experiment, never a failure or a rule that "did not fire". The kernel is
+    stood in for by the simulator here (the fast suite builds no namespaces;
+    tests/test_linux_backend.py runs the real one)."""
+    from ccbench import api
+    from ccbench.backends import BackendError, BackendRun
+
+    seen: list[tuple[str, float]] = []
+    real_get_backend = api.get_backend
+
+    class StandInKernel:
+        name = "linux"
+
+        def capabilities(self) -> dict:
+            return {}
+
+        def versions(self) -> dict:
+            return {"kernel": "stand-in"}
+
+        def check(self, exp) -> None:
+            loss = float(exp.links()[0].spec.loss or 0)
+            seen.append((str(exp.experiment.backend), loss))
+            if loss > 0:
+                raise BackendError("linux", ["bottleneck.loss needs netem, which this kernel lacks"])
+
+        def run(self, exp, *, progress=None) -> BackendRun:
+            return real_get_backend("sim").run(exp, progress=progress)
+
+    monkeypatch.setattr(api, "get_backend", lambda name: StandInKernel() if name == "linux" else real_get_backend(name))
+    prof = run_profile("cubic", [], tmp_path / "p", backend="linux", only=["q1-buffers", "q1-random-loss"],
+                       executor=InlineExecutor(), progress=False)  # fmt: skip
+    assert prof.backend == "linux" and seen and {b for b, _ in seen} == {"linux"}
+    by_id = {e["id"]: e for e in prof.experiments}
+    assert not by_id["q1-buffers"]["needs"] and by_id["q1-buffers"]["complete"] == by_id["q1-buffers"]["runs"] > 0
+    lossy = by_id["q1-random-loss"]
+    assert any("netem" in n for n in lossy["needs"]) and not lossy["failed"]
+    assert lossy["complete"] == 1 and [r["loss"] for r in lossy["table"]] == ["0"]  # only the lossless run
+    statuses = {f.rule: f.status for f in prof.findings}
+    assert statuses["q1-loss-sensitive"] == "not evaluated"  # its cells (loss >= 0.1 %) never ran
+    assert "linux" in prof.report.read_text()
