@@ -137,18 +137,18 @@ def test_a_study_runs_tiny_and_writes_its_report(tmp_path, study):
         assert len(claims) == 2 and all(re.search(r"\| (supports|CONTRADICTS) \|", ln) for ln in claims), claims
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("study", ["elephants", "tcp10g", "recipe", "bbr", "atscale"])
 def test_every_other_study_runs_tiny_and_writes_its_report(tmp_path, study):
     outcome, report = _run_tiny(study, tmp_path / study)
     if study == "elephants":
         # the Table 3 view is computed from the two grids: CUBIC-vs-CUBIC has RR 1
         assert re.search(r"\| cubic-self \| bfifo \| [0-9.]+ \| [0-9.]+ \| 1 \|", report)
-        # ... next to the study's Table 3 (shipped published values): the run cells get
-        # a verdict, the AQMs the tiny scale does not run are "not measured"
-        judged = [ln for ln in report.splitlines() if "pairing=cubic-self, aqm=bfifo" in ln]
-        assert len(judged) == 2 and all(re.search(r"\| (agrees|DISAGREES)", ln) for ln in judged)
-        assert "pairing=cubic-self, aqm=red" in report and "not measured" in report
+        # ... and the published values (Table 3 for the paper scale, the authors' 100 Mbit/s
+        # rows for quick) are printed next to ours, but a tiny run is judged by neither
+        shown = [ln for ln in report.splitlines() if "pairing=cubic-self, aqm=bfifo" in ln]
+        assert len(shown) == 4 and all(re.search(r"\| [0-9.]+ \|  \| for the (paper|quick) scale: not judged here", ln)
+                                       for ln in shown), shown  # fmt: skip
+        assert "0 disagreement(s)" in report
 
 
 def test_published_values_are_compared_and_disagreements_flagged(tmp_path):
