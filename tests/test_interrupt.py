@@ -213,3 +213,40 @@ def test_progress_bar_on_a_terminal_and_nothing_with_quiet(tmp_path):
     assert quiet.returncode == 0, quiet.stderr
     assert "progress" not in quiet.stderr and "simulated" not in quiet.stderr
     assert quiet.stderr == ""
+
+
+
+def test_a_signal_during_numpys_first_lookup_cannot_turn_into_an_engine_error(tmp_path):
+    """The engine's tables become NumPy arrays through NumPy's C API, which rust-numpy
+    looks up (importing NumPy's C-API module) on first use and panics if that import
+    raises. Ctrl-C landing inside that import, at a run's first table conversion, once
+    surfaced as "engine internal error (please report)" instead of an interruption. The
+    lookup now happens before the engine starts: here, from the run's first progress
+    call on, every import of that module raises KeyboardInterrupt, as a signal arriving
+    then would, and the run must still complete."""
+    script = textwrap.dedent(
+        """
+        import builtins, json
+        from ccbench import _core
+        from ccbench.spec import load_spec
+        real_import = builtins.__import__
+        def interrupted_import(name, *args, **kwargs):
+            if name.endswith("core.multiarray"):
+                raise KeyboardInterrupt
+            return real_import(name, *args, **kwargs)
+        calls = []
+        def progress(*_):
+            calls.append(1)
+            builtins.__import__ = interrupted_import
+        cfg = load_spec(SPEC).resolve()
+        out = _core.run(json.dumps(cfg), progress=progress, progress_interval_s=0.0)
+        builtins.__import__ = real_import
+        print("progress calls", len(calls))
+        print("flows", len(out["tables"]["flows"]["flow_id"]))
+        """
+    ).replace("SPEC", repr(str(write_spec(tmp_path, LONG.replace('"600s"', '"0.2s"')))))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_S)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "engine internal error" not in done.stderr and "panicked" not in done.stderr
+    assert "flows 4" in done.stdout
+    assert "progress calls 0" not in done.stdout  # the failing import was in place

@@ -174,11 +174,12 @@ def test_interval_arrivals_through_the_api(tmp_path: Path) -> None:
 
 PEAK_RSS = textwrap.dedent(
     """
-    import json, resource, sys
+    import json, sys
     from ccbench import _core
     cfg = json.loads(sys.argv[1])
     _core.run(json.dumps(cfg))
-    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # VmHWM is this process's own peak; ru_maxrss carries pytest's over the vfork.
+    print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))
     """
 )
 
@@ -199,11 +200,16 @@ def test_memory_grows_with_concurrent_not_total_flows() -> None:
     big = Experiment.from_dict(spec({"cca": "reno", "arrival": "poisson", "arrival_rate": 1e5, "count": 1_000_000, "size": "3KB"}))
     assert big.resolve()["flows"][0]["count"] == 1_000_000
     # ...and, scaled down, 4x the flows at 4x the rate (the same few at once) cost
-    # only their table rows: well under 1 KB per flow, where a live flow's TCP state
-    # alone is several KB.
+    # only what a finished flow keeps: its flows row (242 bytes, held by the engine and
+    # then as NumPy columns), its events rows, its resolved configuration and two timer
+    # slots. Measured from the process's own peak (VmHWM): 1.15 KB per extra flow
+    # (35.0 -> 51.9 MB). This was asserted below 1 KB against ru_maxrss, which carries
+    # pytest's peak into the child and so read the same for both runs; the bound now
+    # leaves the measured cost 1.7x room and fails if finished flows keep their TCP
+    # state (checked by leaking it in `retire`: 2.66 KB per extra flow).
     small, large = _peak_rss_kib(5_000), _peak_rss_kib(20_000)
     per_flow = (large - small) * 1024 / 15_000
-    assert per_flow < 1024, f"{per_flow:.0f} bytes per extra flow ({small} -> {large} KiB)"
+    assert per_flow < 2048, f"{per_flow:.0f} bytes per extra flow ({small} -> {large} KiB)"
 
 
 def test_udp_sources_and_bursts_resolve_and_reject_what_they_cannot_take() -> None:

@@ -117,6 +117,7 @@ fn run<'py>(
     sink: Option<PyObject>,
     chunk_rows: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
+    load_numpy_api(py)?;
     let text = config_json.to_owned();
     let interval = Duration::from_secs_f64(progress_interval_s.clamp(0.0, 3600.0));
     let mut pending: Option<PyErr> = None;
@@ -225,6 +226,26 @@ fn run<'py>(
     d.set_item("engine_cpu_s", engine_cpu_s)?;
     d.set_item("interrupted", out.interrupted)?;
     Ok(d)
+}
+
+/// Makes rust-numpy look up NumPy's C API now, before the engine starts. It does so on
+/// first use, importing NumPy's C-API module, and panics if that import raises. Left to
+/// the first table conversion (in the streaming sink, or at the end of the run), a
+/// Ctrl-C arriving then raised KeyboardInterrupt inside that import and the user saw
+/// "engine internal error" instead of an interruption. (Not at module import: importing
+/// the engine must not load NumPy; see tests/test_startup.py.)
+fn load_numpy_api(py: Python<'_>) -> PyResult<()> {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        let _ = Vec::<u8>::new().into_pyarray(py);
+    }))
+    .map_err(|panic| {
+        let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+        if msg.contains("KeyboardInterrupt") {
+            PyKeyboardInterrupt::new_err(())
+        } else {
+            PyRuntimeError::new_err(format!("NumPy's C API could not be loaded: {msg}"))
+        }
+    })
 }
 
 /// CPU seconds used so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`): the
