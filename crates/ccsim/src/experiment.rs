@@ -22,6 +22,7 @@ use crate::net::{
     HEADER_BYTES, SYN_WIRE_BYTES, UDP_HEADER_BYTES,
 };
 use crate::net::link::LinkWake;
+use crate::net::CutThrough;
 use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::handshake::{Connect, Listen, SynTimeout};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
@@ -235,6 +236,8 @@ struct World<'a, 'e> {
     q: EventQueue<Event>,
     links: Vec<Link>,
     routes: RouteTable,
+    /// Links that take packets from their one feeding link when it starts sending them.
+    cut: CutThrough,
     sender_names: Vec<String>,
     sender_paths: Vec<FlowPath>,
     flows: Vec<FlowSlot>,
@@ -374,6 +377,7 @@ impl<'a, 'e> World<'a, 'e> {
             external,
             error: None,
             q: EventQueue::new(),
+            cut: CutThrough::new(&links, &routes, !links.iter().any(|l| l.may_send_feedback)),
             links,
             routes,
             sender_names,
@@ -531,20 +535,15 @@ impl<'a, 'e> World<'a, 'e> {
 
     fn handle(&mut self, now: Time, ev: Event) {
         match ev {
-            Event::TxDone(l) => {
-                let wake = self.links[l as usize].on_tx_done(now);
-                self.schedule_link(l, wake);
-                self.collect_queue_report(now, l);
-            }
-            Event::LinkPoll(l) => {
-                let wake = self.links[l as usize].on_poll(now);
-                self.schedule_link(l, wake);
-                self.collect_queue_report(now, l);
-            }
+            Event::TxDone(l) => self.link_op(now, l, |link| link.on_tx_done(now)),
+            Event::LinkPoll(l) => self.link_op(now, l, |link| link.on_poll(now)),
             Event::Arrival(l) => {
                 let (p, next) = self.links[l as usize].on_arrival();
                 if let Some(t) = next {
                     self.q.schedule(t, Event::Arrival(l));
+                }
+                if let Some(next_link) = self.routes.link_at(p.route, p.hop as usize + 1) {
+                    self.cut.note_arrived(l, next_link);
                 }
                 self.forward(now, p);
             }
@@ -638,7 +637,7 @@ impl<'a, 'e> World<'a, 'e> {
                     }
                 }
                 for l in &mut self.links {
-                    l.stats_at_warmup = l.queue.stats;
+                    l.snapshot_at_warmup();
                 }
             }
         }
@@ -666,8 +665,7 @@ impl<'a, 'e> World<'a, 'e> {
             return;
         }
         let host = &mut self.hosts[h];
-        let delay = host.delay.sample();
-        if let Some(t) = host.rx.push(p, now, delay) {
+        if let Some(t) = host.rx.push(p, now, || host.delay.sample()) {
             self.q.schedule(t, Event::HostPoll(h as u32));
         }
     }
@@ -750,9 +748,47 @@ impl<'a, 'e> World<'a, 'e> {
     }
 
     fn enqueue(&mut self, now: Time, l: LinkId, p: Packet) {
-        let wake = self.links[l as usize].enqueue(p, now);
-        self.schedule_link(l, wake);
+        self.link_op(now, l, |link| link.enqueue(p, now));
+    }
+
+    /// Run an operation of link `l` at `now` and schedule what it asks for. A packet
+    /// it started serializing goes on to the next link at once when that link takes
+    /// it (`net::cut_through`), else onto `l`'s delay line.
+    fn link_op(&mut self, now: Time, l: LinkId, op: impl FnOnce(&mut Link) -> (LinkWake, Option<Time>)) {
+        let link = &mut self.links[l as usize];
+        let started_before = link.tx_pkts;
+        let (wake, mut arrival) = op(link);
+        if link.tx_pkts != started_before && self.cut.feeds(l) && self.cut_through(l) {
+            // The line is as it was before the packet started: its head, if any, is
+            // already scheduled.
+            arrival = None;
+        }
+        self.schedule_link(l, (wake, arrival));
         self.collect_queue_report(now, l);
+    }
+
+    /// The packet link `l` just started serializing: hand it to the next link now if
+    /// that link takes it (it will be idle at the packet's arrival, and only `l`
+    /// feeds it), and say so; otherwise it stays on `l`'s delay line.
+    fn cut_through(&mut self, l: LinkId) -> bool {
+        let (at, p) = self.links[l as usize].last_on_line().expect("a packet just started");
+        let at = *at;
+        let Some(next) = self.routes.link_at(p.route, p.hop as usize + 1) else { return false };
+        // Not past the end (it would count a packet that never arrived).
+        if !self.cut.may_cut(l, next) || at >= self.cfg.duration_ns || !self.links[next as usize].idle_at(at, p) {
+            self.cut.note_on_line(l, next);
+            return false;
+        }
+        if self.before_warmup() && at >= self.cfg.warmup_ns {
+            // Everything the next link does from now on happens at or after the
+            // warm-up (only `l` feeds it, and it is idle until `at`): its counters
+            // now are its counters at the warm-up.
+            self.links[next as usize].snapshot_at_warmup();
+        }
+        let (at, mut p) = self.links[l as usize].take_started();
+        p.hop += 1;
+        self.link_op(at, next, |link| link.enqueue(p, at));
+        true
     }
 
     /// Schedule what a link operation asked for: its transmit completion or shaper

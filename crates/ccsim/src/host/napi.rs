@@ -28,14 +28,15 @@ impl RxBatch {
         Self { packets: Vec::new(), poll_at: None, gro_max_size, order: Vec::new() }
     }
 
-    /// A packet arrived at `now`; `delay` is this poll's processing delay. Returns the
-    /// poll time to schedule when the host was idle.
-    pub fn push(&mut self, p: Packet, now: Time, delay: Time) -> Option<Time> {
+    /// A packet arrived at `now`. When the host was idle, `delay()` draws this poll's
+    /// processing delay (only then: a packet joining a pending batch consumes no
+    /// randomness) and the poll time to schedule is returned.
+    pub fn push(&mut self, p: Packet, now: Time, delay: impl FnOnce() -> Time) -> Option<Time> {
         self.packets.push(p);
         if self.poll_at.is_some() {
             return None;
         }
-        let t = now + delay;
+        let t = now + delay();
         self.poll_at = Some(t);
         Some(t)
     }
@@ -107,20 +108,21 @@ mod tests {
     #[test]
     fn the_first_packet_schedules_the_poll_and_later_ones_join_it() {
         let mut b = RxBatch::new(GRO_MAX_SIZE);
-        assert_eq!(b.push(data(0, 0, 0), us(100), us(10)), Some(us(110)));
-        assert_eq!(b.push(data(0, 1, 0), us(105), us(50)), None);
+        assert_eq!(b.push(data(0, 0, 0), us(100), || us(10)), Some(us(110)));
+        // Joining a pending poll draws no delay.
+        assert_eq!(b.push(data(0, 1, 0), us(105), || unreachable!("no draw for a pending poll")), None);
         let (mut out, mut more) = (Vec::new(), Vec::new());
         b.take(&mut out, &mut more);
         assert_eq!(out.len(), 2);
         assert_eq!(b.poll_at, None);
-        assert_eq!(b.push(data(0, 2, 0), us(200), us(7)), Some(us(207)));
+        assert_eq!(b.push(data(0, 2, 0), us(200), || us(7)), Some(us(207)));
     }
 
     #[test]
     fn gro_merges_contiguous_same_ms_segments_of_one_flow() {
         let mut b = RxBatch::new(GRO_MAX_SIZE);
         for p in [data(0, 0, 0), data(1, 7, 0), data(0, 1, 0), data(0, 2, 0), data(0, 4, 0), data(1, 8, ms(1))] {
-            b.push(p, 0, 1);
+            b.push(p, 0, || 1);
         }
         let (mut out, mut more) = (Vec::new(), Vec::new());
         b.take(&mut out, &mut more);
@@ -132,14 +134,14 @@ mod tests {
     fn frames_stop_at_gro_max_size_and_small_limits_disable_merging() {
         let mut b = RxBatch::new(4000);
         for s in 0..4 {
-            b.push(data(0, s, 0), 0, 1);
+            b.push(data(0, s, 0), 0, || 1);
         }
         let (mut out, mut more) = (Vec::new(), Vec::new());
         b.take(&mut out, &mut more);
         assert_eq!(more, vec![true, false, true, false], "two 1500-B packets per 4000-B frame");
         let mut off = RxBatch::new(1500);
         for s in 0..3 {
-            off.push(data(0, s, 0), 0, 1);
+            off.push(data(0, s, 0), 0, || 1);
         }
         out.clear();
         off.take(&mut out, &mut more);
@@ -149,8 +151,8 @@ mod tests {
     #[test]
     fn acks_are_never_merged() {
         let mut b = RxBatch::new(GRO_MAX_SIZE);
-        b.push(ack(0), 0, 1);
-        b.push(ack(0), 0, 1);
+        b.push(ack(0), 0, || 1);
+        b.push(ack(0), 0, || 1);
         let (mut out, mut more) = (Vec::new(), Vec::new());
         b.take(&mut out, &mut more);
         assert_eq!(more, vec![false, false]);

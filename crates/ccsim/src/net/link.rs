@@ -8,7 +8,8 @@
 //! transmit completion only while packets wait in the queue (a packet that finds
 //! the link idle costs no completion event: the transmitter is just busy until a
 //! known time). So the event queue holds O(links), not O(packets in flight), and a
-//! packet crossing a link that never queues costs one event (its arrival).
+//! packet crossing a link that never queues costs one event (its arrival), or none
+//! when it is cut through to the next link (`cut_through.rs`).
 
 use std::collections::VecDeque;
 
@@ -54,6 +55,16 @@ pub struct Link {
     pub stats_at_warmup: QueueStats,
     /// A poll of a shaping qdisc already scheduled at this time.
     poll_at: Option<Time>,
+    /// A plain FIFO without random loss or rate changes: it may take packets cut
+    /// through from its one feeding link (see `cut_through.rs`).
+    pub plain_fifo: bool,
+    /// Its qdisc may send network feedback (which enters the reverse path mid-route).
+    pub may_send_feedback: bool,
+    /// `stats_at_warmup` holds the counters at the warm-up already.
+    warmup_taken: bool,
+    /// The packet serialized last went on to the next link at once (it is not on
+    /// this link's delay line).
+    last_cut: bool,
 }
 
 /// What the world must schedule after a link operation.
@@ -88,7 +99,56 @@ impl Link {
             tx_bytes: 0,
             stats_at_warmup: QueueStats::default(),
             poll_at: None,
+            plain_fifo: false,
+            may_send_feedback: false,
+            last_cut: false,
+            warmup_taken: false,
         }
+    }
+
+    /// Keep the queue's counters as they are at the warm-up instant (once: a link
+    /// taking cut-through packets may be at the warm-up before the world is).
+    pub fn snapshot_at_warmup(&mut self) {
+        if !self.warmup_taken {
+            self.stats_at_warmup = self.queue.stats;
+            self.warmup_taken = true;
+        }
+    }
+
+    /// Whether this link may take packets before their arrival time: a plain FIFO
+    /// whose queue nobody samples.
+    pub fn accepts_cut_through(&self) -> bool {
+        self.plain_fifo && !self.recorded && self.queue.sojourn_every == 0
+    }
+
+    /// Whether `p`, arriving at `at` (now or later), would find the transmitter idle
+    /// and the queue empty, and be admitted: it then starts serializing at `at`
+    /// whatever else happens until then, as long as nothing else enters the link.
+    pub fn idle_at(&self, at: Time, p: &Packet) -> bool {
+        !self.tx_wake_pending
+            && self.poll_at.is_none()
+            && self.busy_until <= at
+            && self.queue.backlog_pkts() == 0
+            && self.queue.admits_with(p, 0, 0)
+    }
+
+    /// Take back the packet whose serialization just started (the delay line's tail)
+    /// to hand it to the next link now: returns its arrival time and the packet.
+    pub fn take_started(&mut self) -> (Time, Packet) {
+        let (t, p) = self.line.pop_back().expect("a packet just started");
+        if p.is_data() {
+            self.data_in_link -= 1;
+        }
+        if p.is_handshake() {
+            self.handshake_in_link -= 1;
+        }
+        self.last_cut = true;
+        (t, p)
+    }
+
+    /// The packet serialized last, if it is still on the delay line.
+    pub fn last_on_line(&self) -> Option<&(Time, Packet)> {
+        self.line.back()
     }
 
     /// The transmitter is serializing a packet, or finished one at `now` and its
@@ -139,6 +199,7 @@ impl Link {
                 self.in_tx_bytes = p.wire_bytes;
                 self.tx_pkts += 1;
                 self.tx_bytes += p.wire_bytes as u64;
+                self.last_cut = false;
                 let arrival = self.busy_until + self.delay;
                 let was_empty = self.line.is_empty();
                 self.line.push_back((arrival, p));
@@ -193,10 +254,21 @@ impl Link {
     }
 
     /// The run ends at `end`: a packet still being serialized then has not been
-    /// transmitted, so it leaves the byte counters.
+    /// transmitted, so it leaves the byte counters. Packets cut through to this link
+    /// may be due to start serializing after `end` too: every packet on the delay line
+    /// whose serialization ends at or after `end` leaves the counters (it ends at its
+    /// arrival less the delay).
     pub fn close(&mut self, end: Time) {
         // Completions at `end` itself are not processed (the run stops before them).
-        if self.tx_pkts > 0 && self.busy_until >= end {
+        for (arrival, p) in self.line.iter().rev() {
+            if arrival - self.delay < end {
+                break;
+            }
+            self.tx_pkts -= 1;
+            self.tx_bytes -= p.wire_bytes as u64;
+        }
+        // The last packet went on to the next link: it is not on the line.
+        if self.last_cut && self.busy_until >= end {
             self.tx_pkts -= 1;
             self.tx_bytes -= self.in_tx_bytes as u64;
         }

@@ -2,10 +2,12 @@
 //! carries its route (an index into the topology's route table) and its position on
 //! it, so forwarding is a table lookup (static routes, precomputed by the builder).
 
+pub mod cut_through;
 pub mod feedback;
 pub mod link;
 pub mod loss;
 
+pub use cut_through::CutThrough;
 pub use feedback::{FeedbackRequest, NetworkFeedback, FEEDBACK_WIRE_BYTES};
 pub use link::{Link, LinkId};
 pub use loss::{LossConfig, LossModel};

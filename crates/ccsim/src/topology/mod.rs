@@ -14,7 +14,7 @@ pub mod routing;
 
 pub use routing::{RouteId, RouteTable};
 
-use crate::config::{ExperimentConfig, LinkConfig, TopologyConfig};
+use crate::config::{ExperimentConfig, LinkConfig, QdiscConfig, TopologyConfig};
 use crate::net::Link;
 use crate::qdisc::Queue;
 use crate::sim::{rng::Component, stream};
@@ -69,5 +69,20 @@ pub fn link_from_config(seed: u64, index: usize, name: String, c: &LinkConfig) -
     let mut link = Link::new(name, c.rate_bps, c.delay_ns, c.loss_config(), queue, stream(seed, Component::LinkLoss, index as u64));
     link.rate_schedule = c.rate_schedule.clone();
     link.limit_includes_head = c.limit_includes_head;
+    link.plain_fifo = matches!(c.qdisc, QdiscConfig::Pfifo { .. } | QdiscConfig::Bfifo { .. })
+        && c.loss == 0.0
+        && c.gilbert_elliott.is_none()
+        && c.rate_schedule.is_empty();
+    // Only NCF's switch sends feedback; qdiscs with children may hold one.
+    link.may_send_feedback = !matches!(
+        c.qdisc,
+        QdiscConfig::Pfifo { .. }
+            | QdiscConfig::Bfifo { .. }
+            | QdiscConfig::Red(_)
+            | QdiscConfig::Codel(_)
+            | QdiscConfig::FqCodel(_)
+            | QdiscConfig::Pie(_)
+            | QdiscConfig::FqPie(_)
+    );
     link
 }
