@@ -71,4 +71,4 @@ test-slow:
 
 ## Speed benchmark against ns-3 (see docs/benchmarks.md); writes its table into that file.
 bench:
-	PATH="$(dir $(PY)):$$PATH" WRITE=docs/benchmarks.md bash benchmarks/run.sh bench-out a c reno100 reno1000 reno5000
+	PATH="$(dir $(PY)):$$PATH" WRITE=docs/benchmarks.md bash benchmarks/run.sh bench-out a c reno100 reno1000 reno5000 corescale

@@ -6,7 +6,7 @@ for ccbench) is the fair comparison on a shared machine; packets are delivered d
 packets (ccbench: the engine's count; ns-3: received bytes / MSS). The simulation-only
 figures are ns-3's `run_cpu_s` and ccbench's `engine_cpu_s` (the simulating thread's
 CPU time). The last columns say whether the two simulators agree: bottleneck
-utilization, Jain's index over the flows' goodputs, and bottleneck drops after warm-up.
+utilization (goodput over the bottleneck rate, in both: ns-3's `goodput_util`), Jain's index over the flows' goodputs, and bottleneck drops after warm-up.
 
     python benchmarks/summarize.py OUTDIR [SCENARIO...] [--write docs/benchmarks.md]
 
@@ -68,7 +68,7 @@ def rows(out, scenarios):
             yield (
                 f"| {s} | ns-3.37 | {theirs['cpu']:.2f} | {j['run_cpu_s']:.2f} | {theirs['rss_mb']:.0f} | "
                 f"{ns3_pkts:,.0f} | {j['events'] / ns3_pkts:.1f} | {ns3_rate / 1e6:.3f} | 1 | "
-                f"{j['bottleneck_util']:.3f} | {j['jain']:.3f} | {j['bn_qdisc_drops_in_window']:,} |"
+                f"{j.get('goodput_util', j['bottleneck_util']):.3f} | {j['jain']:.3f} | {j['bn_qdisc_drops_in_window']:,} |"
             )
         ratio = f"{ours_rate / ns3_rate:.0f}x" if ns3_rate else "-"
         util, jain, drops = ccbench_agreement(os.path.join(out, f"ccbench-{s}"))
