@@ -104,6 +104,8 @@ def test_every_ncf_spec_runs_on_the_engine():
 @pytest.mark.engine
 def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
     d = _short(NCF_SPECS[[p.stem for p in NCF_SPECS].index("staggered-4flows")], "3s")
+    # Trace every telemetry: the switch sends a flow at most one per 1 ms.
+    d["experiment"]["sample_interval"] = "1ms"
     d["flows"] = [
         {"name": "e1", "sender": "s", "cca": "ncf"},
         {"name": "e2", "sender": "s", "cca": "cubic", "start": "200ms"},
@@ -121,13 +123,18 @@ def test_telemetry_reaches_ncf_senders_in_less_than_an_rtt():
     assert set(fb["link"]) == {"bottleneck"} and fb["value2"].between(1, 2).all()
     # The NCF flow's traces carry the fair share of its latest telemetry: with
     # reported_rate = available, what the mice leave of the link over the elephants.
-    # e2's first 100 KB go through the mice queue (the share dips below 100 Mbit/s);
-    # once they are long past, two elephants share the whole 200 Mbit/s. The dip's
-    # depth depends on the run's trajectory: it must go below the late values' 0.1 %
-    # band, however far.
+    # e2's first 100 KB go through the mice queue; once e2 is an elephant the two
+    # share what the mice rate (a 10 ms low-pass filter) leaves, which still holds
+    # e2's slow start: its third round alone is 58 KB over one 20 ms RTT, 23 Mbit/s,
+    # of which the filter holds 1 - e^-2 = 86 % at the round's end, so the first
+    # telemetries after the switch (at most 1 ms later) tell e1 less than
+    # (200 - 10) / 2 = 95 Mbit/s. The filter then decays and, long after, two
+    # elephants share the whole 200 Mbit/s. (At the spec's 80 ms samples the trace
+    # showed the decayed dip only where its grid met it: 99.7 Mbit/s in one run,
+    # below 99 in another.)
     ts = res.flow_ts
     share = ts[ts["flow_id"] == 0].dropna(subset=["cc_bw_bps"])
-    assert share["cc_bw_bps"].between(50e6, 200e6).all() and share["cc_bw_bps"].min() < 0.999 * 100e6
+    assert share["cc_bw_bps"].between(50e6, 200e6).all() and share["cc_bw_bps"].min() < 95e6
     late = share[share["time_ns"] >= 1_000_000_000]["cc_bw_bps"]
     assert len(late) > 0 and ((late - 100e6).abs() < 0.001 * 100e6).all(), late.describe()
 

@@ -653,6 +653,9 @@ impl<'a, 'e> World<'a, 'e> {
             return;
         }
         // The packet reached its end host: the host's NAPI poll processes it.
+        if cfg!(debug_assertions) {
+            self.check_not_faster_than_its_path(now, &p);
+        }
         let slot = &self.flows[p.flow as usize];
         let h = 2 * slot.path.sender + !p.to_sender() as usize;
         if self.live.len() >= PREFETCH_FROM_FLOWS {
@@ -668,6 +671,20 @@ impl<'a, 'e> World<'a, 'e> {
         if let Some(t) = host.rx.push(p, now, || host.delay.sample()) {
             self.q.schedule(t, Event::HostPoll(h as u32));
         }
+    }
+
+    /// Invariant (debug builds, so every engine test checks it): a segment or
+    /// handshake packet reaches its end host no earlier than its send time plus the
+    /// propagation and serialization of every link on its route.
+    fn check_not_faster_than_its_path(&self, now: Time, p: &Packet) {
+        let sent = match p.payload {
+            Payload::Data(s) => s.tsval,
+            Payload::Handshake(h) => h.tsval,
+            _ => return,
+        };
+        let floor: Time =
+            self.routes.hops(p.route).iter().map(|&l| self.links[l as usize].crossing_floor(p.wire_bytes)).sum();
+        assert!(now >= sent + floor, "a packet crossed its path in {} ns, below its floor {floor} ns: {p:?}", now - sent);
     }
 
     /// TCP processes a packet at its end host (`more_in_frame`: GRO merged it with

@@ -74,6 +74,30 @@ fn a_clean_handshake_takes_one_rtt_seeds_srtt_and_counts_in_the_fct() {
     assert!((gap - setup).abs() < ms(1) as i64, "handshake adds {gap}, setup {setup}");
 }
 
+/// With exact hosts a one-segment mouse completes exactly at its physical floor:
+/// 1.5 RTTs (SYN, SYN-ACK, then the segment) plus each packet's serialization on
+/// every link it crosses. The receiver's last data hop and the sender's last two ACK
+/// hops take their packets cut through from the link feeding them
+/// (`net/cut_through.rs`): a hop's delay skipped there would show as an early
+/// completion, a wait as a late one.
+#[test]
+fn a_one_segment_mouse_completes_exactly_at_its_physical_floor() {
+    let mut cfg = one_mouse(1000);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!() };
+    d.senders[0].host = ccsim::host::HostConfig::ideal();
+    // 5 ms of the 20 each way on the bottleneck, which feeds the cut-through hops.
+    d.bottleneck.delay_ns = ms(5);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    // Access links at 1 Gbit/s (8 ns a byte), the bottleneck at 100 Mbit/s (80 ns).
+    let crossing = |bytes: u64| bytes * (8 + 80 + 8);
+    // The handshake's ACK (52 bytes) leaves just before the segment (1052 bytes),
+    // which waits for it on the access link only (it is done at the bottleneck by the
+    // time the segment gets there).
+    let floor = ms(60) + 2 * crossing(60) + 52 * 8 + crossing(1052);
+    assert_eq!(out.flows.i64s("fct_ns")[0], floor as i64);
+}
+
 /// `tcp_ack_update_rtt` on the SYN-ACK: srtt is the SYN's RTT, so the first data RTO
 /// is srtt + max(2·srtt, rto_min) = 40 + 200 ms, not TCP_TIMEOUT_INIT (1 s). A tail
 /// loss that only the RTO can repair shows it.

@@ -161,9 +161,18 @@ fn a_mice_flood_takes_about_its_offered_share_from_an_elastic_flow() {
     // old payload-only load left it 62.9).
     let want = 70e6 * 1448.0 / 1500.0;
     assert!((elastic / want - 1.0).abs() < 0.04, "elastic flow kept {elastic} bit/s, want ~{want}");
-    // Every completed mouse paid its handshake: FCT above 2 base RTTs (SYN + data).
+    // Every completed mouse paid its handshake: its FCT (to the last byte's arrival)
+    // is at least 1.5 base RTTs (SYN, SYN-ACK, then the segment) plus the packets'
+    // serializations, the floor of `handshake_scenarios`' exact one-mouse test (here
+    // 1 Gbit/s access links, 8 ns a byte, around the 80 ns bottleneck). Queueing
+    // behind the elastic flow comes on top: it drains to a few ms when the flood
+    // starts and cuts CUBIC's window twice, so mice then finish near the floor.
+    let crossing = |bytes: u64| bytes * (8 + 80 + 8);
+    let floor = ms(30) + 2 * crossing(60) + 52 * 8 + crossing(1052);
     let fct = out.flows.i64s("fct_ns");
-    assert!(mice.iter().filter(|&&i| fct[i] > 0).all(|&i| fct[i] as u64 >= ms(40)));
+    let done: Vec<u64> = mice.iter().filter(|&&i| fct[i] > 0).map(|&i| fct[i] as u64).collect();
+    let fastest = done.iter().min().copied().expect("mice completed");
+    assert!(fastest >= floor, "a mouse completed in {fastest} ns, below its physical floor {floor} ns");
 }
 
 /// Goodput (bit/s) of flow `id` between two sample times, from `flow_ts`.

@@ -25,6 +25,8 @@ pub type LinkId = u32;
 pub struct Link {
     pub name: String,
     pub rate_bps: Bps,
+    /// The fastest rate the link has had so far (for the one-way delay floor).
+    peak_rate_bps: Bps,
     pub delay: Time,
     /// Random loss on entry.
     loss: LossModel,
@@ -82,6 +84,7 @@ impl Link {
         Self {
             name,
             rate_bps,
+            peak_rate_bps: rate_bps,
             delay,
             loss: LossModel::new(loss, loss_rng),
             queue,
@@ -130,6 +133,13 @@ impl Link {
             && self.busy_until <= at
             && self.queue.backlog_pkts() == 0
             && self.queue.admits_with(p, 0, 0)
+    }
+
+    /// The least time a packet of `wire_bytes` can have taken to cross this link:
+    /// its serialization at the fastest rate the link has had, plus the propagation
+    /// delay (a packet may queue, never go faster).
+    pub fn crossing_floor(&self, wire_bytes: u32) -> Time {
+        serialization(wire_bytes as u64, self.peak_rate_bps, 0).0 + self.delay
     }
 
     /// Take back the packet whose serialization just started (the delay line's tail)
@@ -277,6 +287,7 @@ impl Link {
     /// Apply a rate change; takes effect from the next packet serialized.
     pub fn set_rate(&mut self, rate_bps: Bps) {
         self.rate_bps = rate_bps;
+        self.peak_rate_bps = self.peak_rate_bps.max(rate_bps);
         self.remainder = 0;
     }
 
