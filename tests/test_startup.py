@@ -67,10 +67,17 @@ def test_the_engine_alone_and_the_simulation_do_not_load_pandas_or_pyarrow(tmp_p
     callback sees none of them while the engine runs)."""
     engine_only = modules_after("import ccbench._core")
     assert not (engine_only["pandas"] or engine_only["pyarrow"] or engine_only["numpy"]), engine_only
+    # The quickstart, five times longer: at 30 s it took under the engine's 0.1 s progress
+    # interval on an idle machine once the engine got faster, and no call was seen (150 s:
+    # 4 calls when idle). Not much longer: from about 250 s a table reaches a streamed
+    # chunk during the run, and streaming writes Parquet through pyarrow.
+    spec = tmp_path / "long-quickstart.toml"
+    spec.write_text(QUICKSTART.read_text().replace('duration = "30s"', 'duration = "150s"'))
+    assert 'duration = "150s"' in spec.read_text()
     code = (
         "import sys, ccbench\n"
         "seen = []\n"
-        f"ccbench.run({str(QUICKSTART)!r}, out_dir={str(tmp_path / 'run')!r}, "
+        f"ccbench.run({str(spec)!r}, out_dir={str(tmp_path / 'run')!r}, "
         "progress=lambda s, d: seen.append(('pandas' in sys.modules, 'pyarrow' in sys.modules)))\n"
         "print('@@', len(seen), any(a or b for a, b in seen), 'pandas' in sys.modules)\n"
     )
