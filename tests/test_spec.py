@@ -49,10 +49,10 @@ def test_resolved_config_has_exactly_the_engine_fields(base_spec, ccas):
     }  # fmt: skip
     assert set(cfg["topology"]) == {"kind", "bottleneck", "reverse_bottleneck", "senders"}
     assert set(cfg["topology"]["bottleneck"]) == {
-        "rate_bps", "delay_ns", "qdisc", "loss", "gilbert_elliott", "rate_schedule", "limit_includes_head",
+        "rate_bps", "delay_ns", "jitter_ns", "qdisc", "loss", "gilbert_elliott", "rate_schedule", "limit_includes_head",
     }  # fmt: skip
     assert set(cfg["topology"]["senders"][0]) == {
-        "name", "rtt_ns", "access_rate_bps", "access_queue_packets", "delay_path", "host",
+        "name", "rtt_ns", "access_rate_bps", "access_queue_packets", "delay_path", "jitter_ns", "host",
         "access_loss", "access_reverse_loss",
     }  # fmt: skip
     assert set(cfg["topology"]["senders"][0]["host"]) == {
@@ -106,6 +106,7 @@ def test_defaults(ccas):
     assert link == {
         "rate_bps": 10**9,
         "delay_ns": 0,
+        "jitter_ns": 0,  # a constant delay
         "qdisc": {"kind": "bfifo", "limit_bytes": 2_500_000},
         "loss": 0.0,
         "gilbert_elliott": None,
@@ -114,7 +115,7 @@ def test_defaults(ccas):
     }
     s = cfg["topology"]["senders"][0]
     assert s["access_rate_bps"] == 10 * 10**9  # 10x the bottleneck
-    assert s["delay_path"] == "split"
+    assert s["delay_path"] == "split" and s["jitter_ns"] == 0
     assert s["host"] == {"timing_noise": 1.0, "gso_max_segs": 65535, "gso_max_size": 65536,
                          "gro_max_size": 65536, "hz": 250}  # fmt: skip
     f = cfg["flows"][0]

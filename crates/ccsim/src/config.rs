@@ -171,6 +171,12 @@ pub struct LinkConfig {
     /// One-way propagation delay (ns).
     #[serde(default)]
     pub delay_ns: Time,
+    /// Per-packet delay variation (ns): each packet's propagation delay is drawn
+    /// uniformly from [delay − jitter, delay + jitter), as netem's `delay D J` with no
+    /// distribution table; packets leave in arrival order, so they may be reordered
+    /// (netem's time-sorted tfifo). At most `delay_ns`; 0 = a constant delay.
+    #[serde(default)]
+    pub jitter_ns: Time,
     pub qdisc: QdiscConfig,
     /// Bernoulli loss probability applied to each packet entering the link.
     #[serde(default)]
@@ -282,6 +288,11 @@ pub struct SenderConfig {
     /// Where the path's propagation delay (rtt − 2 × bottleneck delay) sits.
     #[serde(default)]
     pub delay_path: DelayPath,
+    /// Per-packet variation (ns) of the access links' delay, in each direction that
+    /// carries part of the path's delay (see [`LinkConfig::jitter_ns`]); at most that
+    /// direction's delay.
+    #[serde(default)]
+    pub jitter_ns: Time,
     /// The sending host and its receiver's host (Linux by default).
     #[serde(default)]
     pub host: crate::host::HostConfig,
@@ -435,6 +446,12 @@ impl ExperimentConfig {
                 return Err(format!("{name}.rate_bps: must be > 0"));
             }
             l.loss_config().validate().map_err(|e| format!("{name}.loss: {e}"))?;
+            if l.jitter_ns > l.delay_ns {
+                return Err(format!(
+                    "{name}.jitter_ns: {} exceeds delay_ns ({}): a delay varies by at most itself",
+                    l.jitter_ns, l.delay_ns
+                ));
+            }
             l.qdisc.validate().map_err(|e| format!("{name}.qdisc: {e}"))?;
             let mut prev = 0;
             for (i, &(t, r)) in l.rate_schedule.iter().enumerate() {

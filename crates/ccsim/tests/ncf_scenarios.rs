@@ -226,6 +226,7 @@ fn telemetry_from_the_parking_lots_second_hop_takes_the_reverse_path_from_that_h
         let forward = LinkConfig {
             rate_bps: rate_mbps * 1_000_000,
             delay_ns: ms(2),
+            jitter_ns: 0,
             qdisc: QdiscConfig::Ncf(NcfConfig::with_queues(fifo.clone(), fifo)),
             loss: 0.0,
             gilbert_elliott: None,
@@ -240,6 +241,7 @@ fn telemetry_from_the_parking_lots_second_hop_takes_the_reverse_path_from_that_h
         access_rate_bps: 1_000_000_000,
         access_queue_packets: 10_000,
         delay_path: DelayPath::Split,
+        jitter_ns: 0,
         host: ccsim::host::HostConfig::ideal(),
         route: route.iter().map(|s| s.to_string()).collect(),
         access_loss: LossConfig::default(),

@@ -236,3 +236,39 @@ fn counters_at_warmup_match_the_samples_at_warmup() {
     }
     assert!(out.links.u64s("dropped_pkts_at_warmup").iter().all(|&v| v == 0));
 }
+
+/// Per-packet delay jitter on the bottleneck (netem's `delay D J`, in both directions):
+/// a window-limited flow that never queues sees its RTT samples spread below and above
+/// the base RTT (within ±2 J), differently per seed; packets are conserved and none
+/// beats its path (the engine's debug-build invariant, floor = delay − jitter).
+#[test]
+fn bottleneck_jitter_spreads_the_rtt_samples() {
+    let run = |jitter, seed| {
+        let mut cfg = dumbbell(10, &[40], 1.0);
+        cfg.duration_ns = secs(20);
+        cfg.seed = seed;
+        let b = bottleneck(&mut cfg);
+        b.delay_ns = ms(10);
+        b.jitter_ns = jitter;
+        let mut f = flow(0, "cubic", 0);
+        f.rwnd_bytes = 20 * 1448; // 20 of the path's 34-packet BDP: no queue
+        cfg.flows.push(f);
+        let out = ccsim::run(&cfg).unwrap();
+        assert_conservation(&out);
+        out
+    };
+    let srtt_sd = |out: &ccsim::RunOutput| {
+        let (t, s) = (out.flow_ts.u64s("time_ns"), out.flow_ts.u64s("srtt_ns"));
+        let x: Vec<f64> = t.iter().zip(s).filter(|(t, _)| **t >= secs(5)).map(|(_, s)| *s as f64).collect();
+        let mean = x.iter().sum::<f64>() / x.len() as f64;
+        (x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / x.len() as f64).sqrt()
+    };
+    let (plain, jittered, other_seed) = (run(0, 1), run(ms(5), 1), run(ms(5), 2));
+    let (sd0, sd1) = (srtt_sd(&plain), srtt_sd(&jittered));
+    let (min0, min1) = (plain.flows.i64s("min_rtt_ns")[0], jittered.flows.i64s("min_rtt_ns")[0]);
+    println!("srtt sd {sd0:.0} ns -> {sd1:.0} ns, min RTT {min0} ns -> {min1} ns");
+    assert!(sd0 < 100_000.0 && sd1 > 500_000.0, "srtt sd {sd0:.0} ns without jitter, {sd1:.0} ns with ±5 ms");
+    assert!(min0 >= ms(40) as i64, "no sample below the base RTT without jitter: {min0}");
+    assert!((ms(30) as i64..ms(39) as i64).contains(&min1), "min RTT {min1} with ±5 ms each way");
+    assert_ne!(jittered.flow_ts.u64s("srtt_ns"), other_seed.flow_ts.u64s("srtt_ns"), "the jitter follows the seed");
+}

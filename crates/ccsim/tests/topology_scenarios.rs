@@ -13,6 +13,7 @@ fn link(rate_mbps: u64, delay_ms: u64, limit_packets: u64) -> LinkConfig {
     LinkConfig {
         rate_bps: rate_mbps * 1_000_000,
         delay_ns: ms(delay_ms),
+        jitter_ns: 0,
         qdisc: QdiscConfig::Pfifo { limit_packets },
         loss: 0.0,
         gilbert_elliott: None,
@@ -32,6 +33,7 @@ fn sender(name: &str, rtt_ms: u64, route: &[&str]) -> SenderConfig {
         access_rate_bps: 1_000_000_000,
         access_queue_packets: 10_000,
         delay_path: DelayPath::Split,
+        jitter_ns: 0,
         host: ccsim::host::HostConfig::linux(),
         route: route.iter().map(|s| s.to_string()).collect(),
         access_loss: LossConfig::default(),

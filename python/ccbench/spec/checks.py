@@ -75,7 +75,19 @@ def _cross_issues(x: Experiment) -> list[tuple[str, str]]:
 
             # A per-flow RTT covers at least the propagation delay of the sender's route.
             prop = x.paths()[x.sender_index(f)].propagation_rtt_ns
-            low = [r for r, _ in rtt_bins(f.rtts) if r == 0 or r < prop]
+            bins = [r for r, _ in rtt_bins(f.rtts)]
+            low = [r for r in bins if r == 0 or r < prop]
+            # each per-flow RTT gets a sender of its own, with this sender's jitter
+            s = x.senders[x.sender_index(f)]
+            left = least_access_delay(s.delay_path, min(bins) - prop) if not low else 0
+            if not low and s.jitter > left:
+                issues.append(
+                    (
+                        f"{path}.rtts",
+                        f"{format_duration(min(bins))!r} is not allowed: it leaves {format_duration(left)} of one-way "
+                        f"access delay, less than the sender's jitter ({format_duration(s.jitter)})",
+                    )
+                )
             if low:
                 issues.append(
                     (
@@ -145,6 +157,15 @@ def _link_issues(ln: NetLink, duration: int) -> list[tuple[str, str]]:
     """A network link's own fields: rate, buffer and rate schedule, in each direction."""
     b, p = ln.spec, ln.path
     issues = _direction_issues(b.rate, b.buffer, b.rate_schedule, p, duration)
+    if b.jitter > b.delay:
+        # netem would clamp the negative delays at 0: a lopsided spread, not the one asked for
+        issues.append(
+            (
+                f"{p}.jitter",
+                f"{format_duration(b.jitter)!r} is not allowed: it must be at most {p}.delay "
+                f"({format_duration(b.delay)}), as a delay varies by at most itself",
+            )
+        )
     if b.reverse is not None:
         r = b.reverse
         issues += _direction_issues(r.rate, r.buffer, r.rate_schedule, f"{p}.reverse", duration)
@@ -195,7 +216,27 @@ def _rtt_issues(x: Experiment) -> list[tuple[str, str]]:
             issues.append(
                 (f"senders[{i}].rtt", f"{format_duration(s.rtt)!r} is not allowed: it must be > 0 and at least {what}")
             )
+            continue
+        if s.jitter > 0:
+            least = least_access_delay(s.delay_path, x.sender_rtt(i) - prop)
+            if s.jitter > least:
+                issues.append(
+                    (
+                        f"senders[{i}].jitter",
+                        f"{format_duration(s.jitter)!r} is not allowed: it must be at most the one-way delay it varies, "
+                        f"{format_duration(least)} (senders[{i}].rtt less {what.split(' (')[0]}, placed by "
+                        f"delay_path = {s.delay_path!r})",
+                    )
+                )
     return issues
+
+
+def least_access_delay(delay_path: str, access: int) -> int:
+    """The shortest one-way delay a sender's jitter varies: its access path's delay
+    (``access``, its RTT less the route's propagation RTT) in each direction that carries
+    some of it, as the engine places it by ``delay_path``; 0 when none does."""
+    ways = {"split": (access // 2, access // 2), "data": (access, 0), "ack": (0, access)}[delay_path]
+    return min((d for d in ways if d > 0), default=0)
 
 
 def _shaper_issues(ln: NetLink, ctx: LimitContext | None) -> list[tuple[str, str]]:

@@ -371,6 +371,7 @@ class Experiment(_Model):
                 else ACCESS_RATE_FACTOR * self.max_bottleneck_rate(),
                 "access_queue_packets": queue,
                 "delay_path": s.delay_path,
+                "jitter_ns": s.jitter,
                 "host": resolve_host(self.host, s.host),
                 "access_loss": resolve_loss_value(s.access_loss),
                 "access_reverse_loss": resolve_loss_value(s.access_reverse_loss),
@@ -395,7 +396,7 @@ class Experiment(_Model):
         self, link: NetLink, groups: dict[str, list[int]]
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
         """The engine's forward and reverse ``LinkConfig`` of a link (reverse ``None``:
-        the engine's default, a 1000-packet pfifo at the same rate and delay, no loss,
+        the engine's default, a 1000-packet pfifo at the same rate, delay and jitter, no loss,
         which is also what an empty ``reverse`` table resolves to)."""
         b = link.spec
         ctx = self.limit_context(link)
@@ -405,6 +406,7 @@ class Experiment(_Model):
         forward = {
             "rate_bps": b.rate,
             "delay_ns": b.delay,
+            "jitter_ns": b.jitter,
             "qdisc": qdisc,
             **resolve_loss(b.loss),
             "rate_schedule": [[c.at, c.rate] for c in b.rate_schedule],
@@ -417,6 +419,7 @@ class Experiment(_Model):
         reverse = {
             "rate_bps": rctx.rate_bps,
             "delay_ns": b.delay,
+            "jitter_ns": b.jitter,
             "qdisc": resolve_qdisc(self.qdisc_spec(link, reverse=True), rctx, groups),
             **resolve_loss(b.reverse_loss),
             "rate_schedule": [[c.at, c.rate] for c in r.rate_schedule],

@@ -87,6 +87,12 @@ class BottleneckSpec(_Model):
 
     rate: Rate = Field(description="bottleneck rate, e.g. '100Mbit'")
     delay: Duration = Field(0, description="one-way propagation delay of the bottleneck link, e.g. '5ms'")
+    jitter: Duration = Field(
+        0,
+        description="per-packet variation of the delay, in each direction: each packet's delay is uniform in "
+        "[delay - jitter, delay + jitter) and packets may overtake each other (netem 'delay D J'); at most delay; "
+        "default 0s (constant)",
+    )
     buffer: SizeField = Field(
         Size.bdp(1), description="queue limit: bytes ('1250KB'), packets ('900pkt') or BDP multiples ('2BDP')"
     )
@@ -131,6 +137,12 @@ class SenderSpec(_Model):
     access_queue: OptSize = Field(None, description="access link queue limit (packets or bytes)")
     delay_path: Literal["split", "data", "ack"] = Field(
         "split", description="where the path delay sits: 'split' (half each way), 'data' or 'ack' path"
+    )
+    jitter: Duration = Field(
+        0,
+        description="per-packet variation of its access path's delay, in each direction that carries some of it "
+        "(delay_path): uniform in [d - jitter, d + jitter) and packets may overtake each other (netem 'delay D J'); "
+        "at most that one-way delay d; default 0s (constant)",
     )
     host: HostSpec | None = Field(None, description="overrides of [host] for this sender and its receivers")
     first_hop: int | None = Field(None, ge=0, description="parking lot: first hop its data crosses (default 0)")

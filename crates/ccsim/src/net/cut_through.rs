@@ -10,6 +10,10 @@
 //! events at the very same nanosecond may be processed in another order than with an
 //! arrival event per hop.
 //!
+//! Neither A nor B may be jittered (`Link::jittered`): A's line would not be in
+//! transmission order, and B's delay draw would happen at another event than without
+//! cut-through.
+//!
 //! B is skipped (the packet takes its arrival event as before) when it is recorded
 //! (its queue samples would see the packet before its arrival), when it would be
 //! busy or hold packets at the arrival, when its qdisc would not admit the packet,
@@ -63,7 +67,8 @@ impl CutThrough {
             .iter()
             .zip(links)
             .map(|(f, l)| match f {
-                Feeder::Only(a) if enabled && l.accepts_cut_through() => Some(*a),
+                // A jittered feeder's line is not in transmission order.
+                Feeder::Only(a) if enabled && l.accepts_cut_through() && !links[*a as usize].jittered() => Some(*a),
                 _ => None,
             })
             .collect::<Vec<_>>();

@@ -2,8 +2,15 @@
 //!
 //! The transmitter serializes one packet at a time at the link's current rate,
 //! carrying the sub-nanosecond remainder so long runs do not drift. A packet goes onto
-//! the delay line, a FIFO of (arrival time, packet), the moment its transmission
-//! starts: the delay is constant, so arrival order is transmission order. The link
+//! the delay line, a queue of (arrival time, packet) in arrival order, the moment its
+//! transmission starts: with a constant delay, arrival order is transmission order
+//! and the line is a FIFO. A jittered link (`jitter`) draws each packet's delay
+//! uniformly from [delay − jitter, delay + jitter), as netem's `delay D J` does
+//! (`tabledist` without a table: `rnd % 2σ + μ − σ`), and sorts it into the line by
+//! arrival time, after packets due at the same instant, as netem's time-sorted tfifo
+//! (`tfifo_enqueue`): packets overtake each other, as on a netem link without `rate`.
+//! Each packet on a jittered line has an arrival event of its own (the head may
+//! change), and such a link takes no part in cut-through (`cut_through.rs`). The link
 //! holds at most one pending event of each kind: the head-of-line arrival, and a
 //! transmit completion only while packets wait in the queue (a packet that finds
 //! the link idle costs no completion event: the transmitter is just busy until a
@@ -12,6 +19,8 @@
 //! when it is cut through to the next link (`cut_through.rs`).
 
 use std::collections::VecDeque;
+
+use rand::Rng;
 
 use crate::net::loss::{LossConfig, LossModel};
 use crate::net::Packet;
@@ -28,6 +37,11 @@ pub struct Link {
     /// The fastest rate the link has had so far (for the one-way delay floor).
     peak_rate_bps: Bps,
     pub delay: Time,
+    /// Per-packet delay variation: each packet's delay is uniform in
+    /// [delay − jitter, delay + jitter) (0: constant).
+    jitter: Time,
+    /// The jitter's own stream (`Component::LinkJitter`); used only when jitter > 0.
+    jitter_rng: Option<SimRng>,
     /// Random loss on entry.
     loss: LossModel,
     pub queue: Queue,
@@ -86,6 +100,8 @@ impl Link {
             rate_bps,
             peak_rate_bps: rate_bps,
             delay,
+            jitter: 0,
+            jitter_rng: None,
             loss: LossModel::new(loss, loss_rng),
             queue,
             rate_schedule: Vec::new(),
@@ -107,6 +123,19 @@ impl Link {
             last_cut: false,
             warmup_taken: false,
         }
+    }
+
+    /// Vary each packet's delay uniformly in [delay − jitter, delay + jitter), drawing
+    /// from `rng` (the link's `LinkJitter` stream). `jitter` is at most the delay.
+    pub fn set_jitter(&mut self, jitter: Time, rng: SimRng) {
+        debug_assert!(jitter <= self.delay);
+        self.jitter = jitter;
+        self.jitter_rng = (jitter > 0).then_some(rng);
+    }
+
+    /// Packets may overtake each other on the delay line.
+    pub fn jittered(&self) -> bool {
+        self.jitter > 0
     }
 
     /// Keep the queue's counters as they are at the warm-up instant (once: a link
@@ -136,10 +165,10 @@ impl Link {
     }
 
     /// The least time a packet of `wire_bytes` can have taken to cross this link:
-    /// its serialization at the fastest rate the link has had, plus the propagation
-    /// delay (a packet may queue, never go faster).
+    /// its serialization at the fastest rate the link has had, plus the least
+    /// propagation delay (a packet may queue, never go faster).
     pub fn crossing_floor(&self, wire_bytes: u32) -> Time {
-        serialization(wire_bytes as u64, self.peak_rate_bps, 0).0 + self.delay
+        serialization(wire_bytes as u64, self.peak_rate_bps, 0).0 + self.delay - self.jitter
     }
 
     /// Take back the packet whose serialization just started (the delay line's tail)
@@ -210,16 +239,28 @@ impl Link {
                 self.tx_pkts += 1;
                 self.tx_bytes += p.wire_bytes as u64;
                 self.last_cut = false;
-                let arrival = self.busy_until + self.delay;
-                let was_empty = self.line.is_empty();
-                self.line.push_back((arrival, p));
+                let (arrival, head) = match &mut self.jitter_rng {
+                    None => {
+                        let arrival = self.busy_until + self.delay;
+                        let was_empty = self.line.is_empty();
+                        self.line.push_back((arrival, p));
+                        (arrival, was_empty)
+                    }
+                    Some(rng) => {
+                        let arrival = self.busy_until + self.delay - self.jitter + rng.gen_range(0..2 * self.jitter);
+                        // After every packet due at or before it (netem's tfifo).
+                        let at = self.line.partition_point(|(t, _)| *t <= arrival);
+                        self.line.insert(at, (arrival, p));
+                        (arrival, true)
+                    }
+                };
                 let wake = if self.queue.backlog_pkts() > 0 {
                     self.tx_wake_pending = true;
                     LinkWake::TxDone(self.busy_until)
                 } else {
                     LinkWake::None
                 };
-                (wake, was_empty.then_some(arrival))
+                (wake, head.then_some(arrival))
             }
             None => match self.queue.next_ready(now) {
                 Some(t) if self.poll_at.is_none_or(|p| p > t) => {
@@ -251,7 +292,9 @@ impl Link {
     }
 
     /// The head of the delay line arrived at the far end. Returns the packet and the
-    /// next arrival time to schedule, if any.
+    /// next arrival time to schedule, if any (none on a jittered line: each packet
+    /// there was scheduled when it went on the line, and events at one instant fire
+    /// in any order, so the head is always a packet due now).
     pub fn on_arrival(&mut self) -> (Packet, Option<Time>) {
         let (_, p) = self.line.pop_front().expect("arrival without a packet on the line");
         if p.is_data() {
@@ -260,7 +303,8 @@ impl Link {
         if p.is_handshake() {
             self.handshake_in_link -= 1;
         }
-        (p, self.line.front().map(|(t, _)| *t))
+        let next = if self.jittered() { None } else { self.line.front().map(|(t, _)| *t) };
+        (p, next)
     }
 
     /// The run ends at `end`: a packet still being serialized then has not been
@@ -269,6 +313,15 @@ impl Link {
     /// whose serialization ends at or after `end` leaves the counters (it ends at its
     /// arrival less the delay).
     pub fn close(&mut self, end: Time) {
+        if self.jittered() {
+            // No packets are cut through to a jittered link, so only the packet
+            // started last can still be serializing (the line is not in start order).
+            if self.busy_until >= end && self.tx_pkts > 0 {
+                self.tx_pkts -= 1;
+                self.tx_bytes -= self.in_tx_bytes as u64;
+            }
+            return;
+        }
         // Completions at `end` itself are not processed (the run stops before them).
         for (arrival, p) in self.line.iter().rev() {
             if arrival - self.delay < end {
@@ -299,5 +352,96 @@ impl Link {
     /// A handshake packet counted on this link was dropped by its queue.
     pub fn note_handshake_dropped_in_queue(&mut self) {
         self.handshake_in_link -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::QdiscConfig;
+    use crate::qdisc::testing::{pkt, rng};
+    use crate::net::{Ecn, Payload};
+    use crate::sim::{rng::Component, stream};
+
+    const DELAY: Time = 10_000_000;
+    const JITTER: Time = 2_000_000;
+
+    /// A 1 Gbit/s link with a 10 ms delay, jittered by `jitter` from seed `seed`.
+    fn link(jitter: Time, seed: u64) -> Link {
+        let q = Queue::from_config(&QdiscConfig::Pfifo { limit_packets: 1000 }, rng());
+        let mut l = Link::new("l".into(), 1_000_000_000, DELAY, LossConfig::default(), q, stream(seed, Component::LinkLoss, 0));
+        l.set_jitter(jitter, stream(seed, Component::LinkJitter, 0));
+        l
+    }
+
+    /// Offer `n` packets 1 ms apart (the link is idle for each): each one's delay on the
+    /// line, and the order in which they arrive (their sequence numbers).
+    fn delays_and_order(l: &mut Link, n: u64) -> (Vec<Time>, Vec<u64>) {
+        let ser = serialization(1500, 1_000_000_000, 0).0;
+        let mut delays = Vec::new();
+        for i in 0..n {
+            let now = i * 1_000_000;
+            let (_, arrival) = l.enqueue(pkt(0, i, 1500, Ecn::NotEct), now);
+            let arrival = arrival.expect("every packet on a jittered line is scheduled");
+            delays.push(arrival - now - ser);
+        }
+        let mut order = Vec::new();
+        let mut last = 0;
+        while !l.line.is_empty() {
+            let t = l.line.front().unwrap().0;
+            assert!(t >= last, "the line is sorted by arrival time");
+            last = t;
+            let (p, next) = l.on_arrival();
+            assert_eq!(next, None, "a jittered line schedules each packet itself");
+            let Payload::Data(s) = p.payload else { unreachable!() };
+            order.push(s.seg);
+        }
+        (delays, order)
+    }
+
+    #[test]
+    fn jittered_delays_are_uniform_within_delay_plus_minus_jitter() {
+        let n = 20_000;
+        let (d, order) = delays_and_order(&mut link(JITTER, 1), n);
+        assert!(d.iter().all(|&x| (DELAY - JITTER..DELAY + JITTER).contains(&x)), "a delay outside [d-j, d+j)");
+        // Uniform: each quarter of [d - j, d + j) holds a quarter of the draws (the
+        // binomial sd is ~0.3 % of n), and the mean is d.
+        let mut bins = [0u64; 4];
+        for &x in &d {
+            bins[((x - (DELAY - JITTER)) * 4 / (2 * JITTER)) as usize] += 1;
+        }
+        for b in bins {
+            assert!((b as f64 / n as f64 - 0.25).abs() < 0.015, "not uniform: {bins:?}");
+        }
+        let mean = d.iter().sum::<Time>() as f64 / n as f64;
+        assert!((mean - DELAY as f64).abs() < 0.01 * JITTER as f64, "mean {mean}");
+        // Packets 1 ms apart with ±2 ms of jitter overtake each other, as in netem's tfifo.
+        let reordered = order.windows(2).filter(|w| w[1] < w[0]).count();
+        assert!(reordered > n as usize / 10, "only {reordered} packets overtaken");
+        assert_eq!(order.len() as u64, n);
+        // The floor of the path is the least delay.
+        assert_eq!(link(JITTER, 1).crossing_floor(1500), serialization(1500, 1_000_000_000, 0).0 + DELAY - JITTER);
+    }
+
+    #[test]
+    fn jitter_is_reproducible_per_seed() {
+        let a = delays_and_order(&mut link(JITTER, 1), 1000);
+        let a2 = delays_and_order(&mut link(JITTER, 1), 1000);
+        let b = delays_and_order(&mut link(JITTER, 2), 1000);
+        assert_eq!(a, a2, "same seed, same delays");
+        assert_ne!(a.0, b.0, "another seed, other delays");
+    }
+
+    #[test]
+    fn no_jitter_is_a_constant_delay_in_order() {
+        let mut l = link(0, 1);
+        let ser = serialization(1500, 1_000_000_000, 0).0;
+        for i in 0..100 {
+            let (_, arrival) = l.enqueue(pkt(0, i, 1500, Ecn::NotEct), i * 1_000_000);
+            assert_eq!(arrival, (i == 0).then_some(ser + DELAY), "only the head is scheduled");
+        }
+        let seqs: Vec<u64> = l.line.iter().map(|(_, p)| if let Payload::Data(s) = p.payload { s.seg } else { 0 }).collect();
+        assert_eq!(seqs, (0..100).collect::<Vec<_>>());
+        assert!(!l.jittered());
     }
 }

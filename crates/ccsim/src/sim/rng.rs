@@ -23,6 +23,8 @@ pub enum Component {
     FlowSize = 7,
     CcaMix = 8,
     RttMix = 9,
+    /// A link's per-packet propagation delay variation (`LinkConfig::jitter_ns`).
+    LinkJitter = 10,
 }
 
 /// SplitMix64 finalizer: spreads seed bits so nearby seeds give unrelated streams.

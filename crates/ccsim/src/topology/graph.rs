@@ -54,6 +54,7 @@ pub fn default_reverse(forward: &LinkConfig) -> LinkConfig {
     LinkConfig {
         rate_bps: forward.rate_bps,
         delay_ns: forward.delay_ns,
+        jitter_ns: forward.jitter_ns,
         qdisc: QdiscConfig::Pfifo { limit_packets: DEFAULT_REVERSE_QUEUE_PKTS },
         loss: 0.0,
         gilbert_elliott: None,
@@ -163,6 +164,17 @@ pub fn check(t: Topology<'_>) -> Result<Plan<'_>, String> {
                 s.rtt_ns
             ));
         }
+        if s.jitter_ns > 0 {
+            let (fwd, rev) = access_delays(s, s.rtt_ns - prop);
+            let least = [fwd, rev].into_iter().filter(|&d| d > 0).min();
+            if least.is_none_or(|d| s.jitter_ns > d) {
+                return Err(format!(
+                    "senders[{i}].jitter_ns: {} exceeds the one-way access delay it varies ({}: rtt_ns less the route's propagation RTT, placed by delay_path)",
+                    s.jitter_ns,
+                    least.unwrap_or(0)
+                ));
+            }
+        }
         paths.push(hops);
     }
     Ok(Plan { topology: t, paths })
@@ -173,6 +185,16 @@ fn propagation_rtt(t: &Topology<'_>, hops: &[(usize, bool)]) -> Time {
     hops.iter()
         .map(|&(k, _)| t.edges[k].forward.delay_ns + t.edges[k].reverse.delay_ns)
         .sum()
+}
+
+/// The one-way delays of a sender's access links (data, ACK direction): the path's
+/// delay beyond its route's links (`access`), placed by `delay_path`.
+fn access_delays(s: &SenderConfig, access: Time) -> (Time, Time) {
+    match s.delay_path {
+        DelayPath::Split => (access / 2, access / 2),
+        DelayPath::Data => (access, 0),
+        DelayPath::Ack => (0, access),
+    }
 }
 
 /// Build the links and routes of a checked plan.
@@ -189,12 +211,7 @@ pub fn build(seed: u64, plan: &Plan<'_>) -> Network {
     // Route 2i carries sender i's data, route 2i + 1 its ACKs.
     let mut routes = RouteTable::default();
     for (s, hops) in t.senders.iter().zip(&plan.paths) {
-        let access = s.rtt_ns - propagation_rtt(t, hops);
-        let (fwd_delay, rev_delay) = match s.delay_path {
-            DelayPath::Split => (access / 2, access / 2),
-            DelayPath::Data => (access, 0),
-            DelayPath::Ack => (0, access),
-        };
+        let (fwd_delay, rev_delay) = access_delays(s, s.rtt_ns - propagation_rtt(t, hops));
         let base = links.len() as LinkId;
         let names = ["access_fwd", "egress_fwd", "egress_rev", "access_rev"];
         let no_loss = LossConfig::default();
@@ -203,6 +220,8 @@ pub fn build(seed: u64, plan: &Plan<'_>) -> Network {
             let mut access = LinkConfig {
                 rate_bps: s.access_rate_bps,
                 delay_ns: delay,
+                // The sender's jitter varies the directions that carry its delay.
+                jitter_ns: if delay > 0 { s.jitter_ns } else { 0 },
                 qdisc: QdiscConfig::Pfifo { limit_packets: s.access_queue_packets },
                 loss: 0.0,
                 gilbert_elliott: None,

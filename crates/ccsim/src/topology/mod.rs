@@ -69,7 +69,9 @@ pub fn link_from_config(seed: u64, index: usize, name: String, c: &LinkConfig) -
     let mut link = Link::new(name, c.rate_bps, c.delay_ns, c.loss_config(), queue, stream(seed, Component::LinkLoss, index as u64));
     link.rate_schedule = c.rate_schedule.clone();
     link.limit_includes_head = c.limit_includes_head;
+    link.set_jitter(c.jitter_ns, stream(seed, Component::LinkJitter, index as u64));
     link.plain_fifo = matches!(c.qdisc, QdiscConfig::Pfifo { .. } | QdiscConfig::Bfifo { .. })
+        && c.jitter_ns == 0
         && c.loss == 0.0
         && c.gilbert_elliott.is_none()
         && c.rate_schedule.is_empty();

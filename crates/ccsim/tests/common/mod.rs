@@ -23,6 +23,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
             bottleneck: LinkConfig {
                 rate_bps: rate,
                 delay_ns: 0,
+                jitter_ns: 0,
                 qdisc: QdiscConfig::Pfifo { limit_packets: limit },
                 loss: 0.0,
                 gilbert_elliott: None,
@@ -39,6 +40,7 @@ pub fn dumbbell(rate_mbps: u64, rtts_ms: &[u64], buffer_bdp: f64) -> ExperimentC
                     access_rate_bps: rate * 10,
                     access_queue_packets: 10_000,
                     delay_path: DelayPath::Split,
+                    jitter_ns: 0,
                     host: ccsim::host::HostConfig::linux(),
                     route: vec![],
                     access_loss: LossConfig::default(),

@@ -11,8 +11,12 @@ Gilbert–Elliott chain; both map exactly onto netem's loss models (tc-netem(8))
   draws the transition, where the simulator draws the transition first: the same chain,
   one packet apart, so the same long-run loss and burst lengths.
 
-The spec has no jitter field (``flows.start_jitter`` spreads flow starts, it is not
-packet delay variation), so no ``delay ... JITTER`` is built.
+A link's or a sender's ``jitter`` (per-packet delay variation) is netem's ``delay D J``
+with no distribution table: ``tabledist`` draws each packet's delay uniformly from
+[D - J, D + J), and netem's time-sorted tfifo lets packets overtake each other (no
+``rate`` is given, which would keep them in order), as the simulator's jittered links
+do (``crates/ccsim/src/net/link.rs``). netem holds the jitter in a signed 32-bit count
+of nanoseconds, so at most :data:`NETEM_MAX_JITTER_NS`.
 
 Deviation: netem draws from the kernel's unseeded generator, so a kernel run's losses
 are not reproducible packet for packet as the simulator's seeded draws are; only their
@@ -23,11 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NETEM_LIMIT_PACKETS", "netem_args", "netem_loss_args"]
+__all__ = ["NETEM_LIMIT_PACKETS", "NETEM_MAX_JITTER_NS", "netem_args", "netem_loss_args"]
 
 #: netem's own queue holds packets for the delay; large enough never to drop (the shaped
 #: queue is elsewhere in the path).
 NETEM_LIMIT_PACKETS = 100_000
+#: netem's jitter is an ``s32`` of nanoseconds (``tabledist(s64 mu, s32 sigma, ...)``).
+NETEM_MAX_JITTER_NS = 2**31 - 1
 
 
 def _percent(x: float) -> str:
@@ -42,7 +48,11 @@ def netem_loss_args(loss: Any) -> tuple[str, ...]:
     return ("loss", "gemodel", *(_percent(float(getattr(loss, k))) for k in ("p", "r", "loss_bad", "loss_good")))
 
 
-def netem_args(delay_ns: int = 0, loss: tuple[str, ...] = ()) -> list[str]:
-    """The qdisc part of ``tc qdisc replace dev D root <here>``: netem with the delay and loss."""
+def netem_args(delay_ns: int = 0, loss: tuple[str, ...] = (), jitter_ns: int = 0) -> list[str]:
+    """The qdisc part of ``tc qdisc replace dev D root <here>``: netem with the delay (and
+    its per-packet jitter, at most the delay) and loss."""
+    assert 0 <= jitter_ns <= delay_ns, (jitter_ns, delay_ns)
     delay = ["delay", f"{delay_ns // 1000}us"] if delay_ns > 0 else []
+    if jitter_ns > 0:
+        delay.append(f"{jitter_ns // 1000}us")
     return ["netem", *delay, *loss, "limit", str(NETEM_LIMIT_PACKETS)]

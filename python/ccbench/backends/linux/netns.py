@@ -399,8 +399,10 @@ class Topology:
         self._netem(self.access_router(s.index), f"a{s.index}", delay_ns, ())
 
     def netem_loss(self, delays: dict[int, int]) -> None:
-        """Random loss (kernels with netem), added after the idle path's RTT was measured
-        so that ping sees no loss. A shaped direction (a link's, or an access link with
+        """Random loss and per-packet delay jitter (kernels with netem), added after the
+        idle path's RTT was measured so that ping sees no loss, and the minimum of its
+        pings is not pulled below the mean delay by the jitter (the sender's added delay
+        is the RTT less that minimum). A shaped direction (a link's, or an access link with
         ``access_rate``) has netem ahead of its tbf already: its loss is a change of that
         netem, so packets are lost on entry to the queue, as in the simulator. Unshaped,
         each direction has a device of its own: the sender's data leaves by ``eth0``; the
@@ -408,23 +410,25 @@ class Topology:
         where netem may also hold the ACK path's added delay; the dumbbell's ACKs all
         leave the receiver by ``eth0`` (``bottleneck.reverse_loss``)."""
         for q, probe in self.shaped():
-            if q.loss_netem:
+            delay = self.link_netem_delay(q)
+            jitter = q.jitter_ns if delay else 0  # (the plan refuses jitter without netem's delay)
+            if q.loss_netem or jitter:
                 cmd(["tc", "-n", probe.ns, "qdisc", "change", "dev", probe.dev, "root", "handle", ROOT_HANDLE, *STAB,
-                     *netem_args(self.link_netem_delay(q), q.loss_netem)])  # fmt: skip
+                     *netem_args(delay, q.loss_netem, jitter)])  # fmt: skip
         for s in self.plan.senders:
             if s.access_loss_netem and s.access_rate_bps is None:
                 self._netem(self.sender_ns(s.index), "eth0", 0, s.access_loss_netem)
-            if s.access_reverse_loss_netem:
+            if s.access_reverse_loss_netem or s.jitter_ns:
                 via_line = self.plan.delay_method == "delayline" and s.index in delays
                 dev = f"dl{s.index}" if via_line else f"a{s.index}"
                 netem_delay = delays.get(s.index, 0) if self.plan.delay_method == "netem" else 0
-                self._netem(self.access_router(s.index), dev, netem_delay, s.access_reverse_loss_netem)
+                self._netem(self.access_router(s.index), dev, netem_delay, s.access_reverse_loss_netem, s.jitter_ns)
         if self.plan.ack_loss_netem:
             self._netem(self.receiver, "eth0", 0, self.plan.ack_loss_netem)
 
     @staticmethod
-    def _netem(ns: str, dev: str, delay_ns: int, loss: tuple[str, ...]) -> None:
-        cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *netem_args(delay_ns, loss)])
+    def _netem(ns: str, dev: str, delay_ns: int, loss: tuple[str, ...], jitter_ns: int = 0) -> None:
+        cmd(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", *netem_args(delay_ns, loss, jitter_ns)])
 
     def _shape(self, ns: str, dev: str, q: QueuePlan, handle: str, verb: str = "replace") -> None:
         """tbf for the rate with the queue as its child; with netem ahead of it (loss on

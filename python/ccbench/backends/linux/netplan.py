@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...spec.qdisc import resolve_qdisc, resolve_shaper
 from ...spec.topology import GraphSpec, NetLink, ParkingLotSpec
+from ...units import format_duration
 from .aqm import KERNEL_QDISCS, child_args
-from .netem import netem_loss_args
+from .netem import NETEM_MAX_JITTER_NS, netem_loss_args
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ __all__ = [
     "RoutePlan",
     "link_queue",
     "loss_text",
+    "require_jitter",
     "require_netem",
     "network_plan",
 ]
@@ -62,6 +64,8 @@ class QueuePlan:
     #: netem's loss arguments for the direction's random loss (on entry, ahead of the
     #: tbf, as the simulator loses packets on a link's entry); () = none.
     loss_netem: tuple[str, ...] = ()
+    #: Per-packet variation of ``delay_ns`` (netem ``delay D J``, added with the loss).
+    jitter_ns: int = 0
 
     def child(self) -> list[str]:
         return list(self.child_args) or [self.qdisc, "limit", str(self.limit)]
@@ -87,6 +91,7 @@ class QueuePlan:
             "child": self.child(),
             "delay_ns": self.delay_ns,
             "loss_netem": list(self.loss_netem),
+            "jitter_ns": self.jitter_ns,
         }
 
 
@@ -152,6 +157,14 @@ def require_netem(what: str, kernel: KernelInfo, problems: list[str]) -> None:
         ))  # fmt: skip
 
 
+def require_jitter(field: str, jitter_ns: int, kernel: KernelInfo, problems: list[str]) -> None:
+    """A spec ``jitter``: netem's ``delay D J``, so it needs netem and fits netem's s32."""
+    what = f"{field} = {format_duration(jitter_ns)!r} (per-packet delay jitter)"
+    require_netem(what, kernel, problems)
+    if jitter_ns > NETEM_MAX_JITTER_NS:
+        problems.append(f"{what}: netem's jitter is at most {format_duration(NETEM_MAX_JITTER_NS)} (32-bit ns)")
+
+
 def loss_text(loss: Any) -> str:
     return f"{loss:g}" if isinstance(loss, float) else "gilbert_elliott"
 
@@ -180,6 +193,8 @@ def link_queue(
     if loss != 0.0:
         field = f"{path}.reverse_loss" if reverse else f"{path}.loss"
         require_netem(f"{field} = {loss_text(loss)} (random loss)", kernel, problems)
+    if b.jitter > 0 and not reverse:  # one message for both directions
+        require_jitter(f"{path}.jitter", b.jitter, kernel, problems)
     if not b.limit_includes_head and not reverse:
         problems.append(
             f"{path}.limit_includes_head = false: the kernel's tbf + fifo counts the packet waiting for tokens "
@@ -208,7 +223,7 @@ def link_queue(
     name = f"{link.name}_rev" if reverse else link.name
     return QueuePlan(
         name, rate, schedule, resolved["kind"], limit, burst, peak, peak_mtu, b.delay, tuple(child_args(resolved)),
-        netem_loss_args(loss),
+        netem_loss_args(loss), b.jitter,
     )  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from ...engine import HEADER_BYTES
 from ...units import format_duration
 from .. import BackendError
 from .netem import netem_loss_args
-from .netplan import NetworkPlan, QueuePlan, link_queue, loss_text, network_plan, require_netem
+from .netplan import NetworkPlan, QueuePlan, link_queue, loss_text, network_plan, require_jitter, require_netem
 from .system import KernelInfo
 
 if TYPE_CHECKING:
@@ -100,6 +100,8 @@ class SenderPlan:
     #: ACK direction (the router's egress toward it); () = no random loss.
     access_loss_netem: tuple[str, ...] = ()
     access_reverse_loss_netem: tuple[str, ...] = ()
+    #: Per-packet variation of the delay added on its ACK path (netem ``delay D J``).
+    jitter_ns: int = 0
 
     @property
     def needs_delay(self) -> bool:
@@ -184,6 +186,12 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                 "bottleneck.reverse: the linux backend's dumbbell does not shape the ACK direction; a parking lot of "
                 "one hop ([topology] kind = 'parking_lot') shapes both directions of its link"
             )
+        if link.spec.jitter > 0:
+            problems.append(
+                "bottleneck.jitter: the linux backend's dumbbell adds the bottleneck's delay on each sender's ACK path, "
+                "not on the link; a parking lot of one hop ([topology] kind = 'parking_lot') has netem (delay D J) on "
+                "each direction of its link"
+            )
         if link.spec.reverse_loss != 0.0:
             require_netem(
                 f"bottleneck.reverse_loss = {loss_text(link.spec.reverse_loss)} (random loss)", kernel, problems
@@ -193,6 +201,14 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
             loss = getattr(s, field)
             if loss != 0.0:
                 require_netem(f"senders[{i}].{field} = {loss_text(loss)} (random loss)", kernel, problems)
+        if s.jitter > 0:
+            require_jitter(f"senders[{i}].jitter", s.jitter, kernel, problems)
+            if s.delay_path != "ack":
+                problems.append(
+                    f"senders[{i}].jitter with delay_path = {s.delay_path!r}: the linux backend adds a sender's whole "
+                    "delay on its ACK path (netem delay D J there), so only delay_path = 'ack' has the same per-packet "
+                    "delays on both backends"
+                )
     # --- delay emulation
     routes_rtt = [r.propagation_rtt_ns for r in network.routes] if network is not None else [0] * len(exp.senders)
     needs_delay = any(exp.sender_rtt(i) - routes_rtt[i] > NATURAL_RTT_NS for i in range(len(exp.senders)))
@@ -201,6 +217,13 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
     if delay_opt == "netem" and lacks_qdisc("netem"):
         problems.append(
             "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
+        )
+    jittered = [f"senders[{i}].jitter" for i, s in enumerate(exp.senders) if s.jitter > 0]
+    jittered += [f"{ln.path}.jitter" for ln in exp.links() if ln.spec.jitter > 0]
+    if delay_opt == "delayline" and jittered:
+        problems.append(
+            f"linux.delay = 'delayline' with {', '.join(jittered)}: the delay line holds every frame for the same "
+            "delay; per-packet jitter needs netem (linux.delay = 'auto' or 'netem')"
         )
     if not needs_delay:
         delay_method = "none"
@@ -346,6 +369,7 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                 gro_max_size=int(host.get("gro_max_size", 65536)),
                 access_loss_netem=netem_loss_args(s.access_loss),
                 access_reverse_loss_netem=netem_loss_args(s.access_reverse_loss),
+                jitter_ns=s.jitter,
             )
         )
     if problems:

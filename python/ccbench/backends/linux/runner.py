@@ -24,7 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .. import BackendRun, ProgressFn
+from ...units import format_duration
+from .. import BackendError, BackendRun, ProgressFn
 from . import delayline, sizedflow
 from .netns import Topology, popen_in_ns
 from .network import NetworkTopology
@@ -207,6 +208,13 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 else:
                     topo.netem_delay(s, delays[s.index])
             path_rtt = {s.index: topo.ping(s.index) for s in topo.delayed_senders()}
+            too_much = [
+                f"senders[{s.index}].jitter = {format_duration(s.jitter_ns)!r} exceeds the delay netem adds on its ACK "
+                f"path ({format_duration(delays.get(s.index, 0))}: its rtt less the idle path's measured RTT)"
+                for s in plan.senders if s.jitter_ns > delays.get(s.index, 0)
+            ]  # fmt: skip
+            if too_much:
+                raise BackendError("linux", too_much)
             topo.netem_loss(delays)
             base_rtt = {i: int((path_rtt.get(i) or idle[i])["min_ns"]) for i in idle}
             listening: dict[str, set[int]] = {}
