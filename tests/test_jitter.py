@@ -5,6 +5,8 @@ arguments and up-front refusal."""
 from __future__ import annotations
 
 import copy
+import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -210,3 +212,22 @@ def test_netem_gets_the_jitter_after_the_rtts_are_measured(monkeypatch):
         ["tc", "-n", "ccbl-t-n0", "qdisc", "replace", "dev", "a0", "root", "netem", "delay", "5000us", "1000us",
          "limit", "100000"],
     ]  # fmt: skip
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("tc") is None, reason="needs root and tc")
+def test_tc_parses_netems_delay_with_jitter():
+    """tc parses netem's options before asking the kernel, so on this kernel (no netem)
+    a mistake in them still shows: tc must fail only on the missing qdisc kind."""
+    ns = f"{system.NAMESPACE_PREFIX}probe-{os.getpid()}-jitter"
+    system.cmd(["ip", "netns", "add", ns])
+    try:
+        for args, ok in [
+            (netem_args(2_000_000, ("loss", "random", "1%"), 500_000), True),
+            (["handle", "1:", "stab", "overhead", "-14", *netem_args(10_000_000, (), 10_000_000)], True),
+            (["netem", "delay", "2000us", "500uz", "limit", "100000"], False),  # a misspelt unit
+        ]:
+            proc = system.cmd(["tc", "-n", ns, "qdisc", "add", "dev", "lo", "root", *args], check=False)
+            assert (proc.returncode == 0 or "kind is unknown" in proc.stderr) == ok, (args, proc.stderr)
+            system.cmd(["tc", "-n", ns, "qdisc", "del", "dev", "lo", "root"], check=False)
+    finally:
+        system.cmd(["ip", "netns", "del", ns], check=False)

@@ -272,3 +272,35 @@ fn bottleneck_jitter_spreads_the_rtt_samples() {
     assert!((ms(30) as i64..ms(39) as i64).contains(&min1), "min RTT {min1} with ±5 ms each way");
     assert_ne!(jittered.flow_ts.u64s("srtt_ns"), other_seed.flow_ts.u64s("srtt_ns"), "the jitter follows the seed");
 }
+
+/// A sender's jitter varies the access-link directions that carry its delay
+/// (`delay_path`); the engine refuses a jitter larger than the delay it varies, naming
+/// the field, and a jittered access path keeps every packet and no packet beats it.
+#[test]
+fn sender_jitter_varies_its_access_path_and_is_checked() {
+    let mut cfg = dumbbell(10, &[40], 1.0);
+    cfg.duration_ns = secs(10);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!() };
+    d.senders[0].delay_path = ccsim::config::DelayPath::Ack;
+    d.senders[0].jitter_ns = ms(4);
+    let mut f = flow(0, "cubic", 0);
+    f.rwnd_bytes = 20 * 1448;
+    cfg.flows.push(f);
+    let out = ccsim::run(&cfg).unwrap();
+    assert_conservation(&out);
+    let min = out.flows.i64s("min_rtt_ns")[0];
+    // All 40 ms on the ACK path, ±4 ms there: samples reach below 40 ms, not below 36.
+    assert!((ms(36) as i64..ms(39) as i64).contains(&min), "min RTT {min}");
+    // Above the one-way delay it varies: refused by name (40 ms split is 20 ms each way).
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!() };
+    d.senders[0].delay_path = ccsim::config::DelayPath::Split;
+    d.senders[0].jitter_ns = ms(21);
+    let err = cfg.validate().unwrap_err();
+    assert!(err.contains("senders[0].jitter_ns: 21000000 exceeds the one-way access delay it varies (20000000"), "{err}");
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!() };
+    d.senders[0].jitter_ns = 0;
+    d.bottleneck.delay_ns = ms(1);
+    d.bottleneck.jitter_ns = ms(2);
+    let err = cfg.validate().unwrap_err();
+    assert!(err.contains("bottleneck.jitter_ns: 2000000 exceeds delay_ns (1000000)"), "{err}");
+}
