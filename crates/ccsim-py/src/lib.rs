@@ -67,6 +67,24 @@ fn column_to_py<'py>(py: Python<'py>, c: Column) -> PyResult<Bound<'py, PyAny>> 
     })
 }
 
+/// Streamed chunks that may wait for the writer thread besides the one it is writing.
+/// None: the engine hands a full chunk over directly and waits only if the writer is
+/// still on the previous one, so at most two chunks of a table are in memory at once
+/// (one being written, one growing in the engine).
+const SINK_QUEUE: usize = 0;
+
+/// Hand one streamed chunk to the Python `sink`, unless an earlier chunk failed (the
+/// run is stopping then, and the first error is the one raised).
+fn call_sink(sink: &PyObject, name: &'static str, table: Table, error: &Mutex<Option<PyErr>>) {
+    if error.lock().map_or(true, |e| e.is_some()) {
+        return;
+    }
+    let outcome = Python::with_gil(|py| sink.call1(py, (name, table_to_py(py, table)?)).map(|_| ()));
+    if let (Err(e), Ok(mut slot)) = (outcome, error.lock()) {
+        *slot = Some(e);
+    }
+}
+
 fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (name, col) in t.columns {
@@ -93,6 +111,10 @@ fn table_to_py<'py>(py: Python<'py>, t: Table) -> PyResult<Bound<'py, PyDict>> {
 /// `chunk_rows` rows or more after a sample, `sink(name, columns)` receives them (the
 /// columns as in "tables") and the engine lets them go; the returned tables hold the
 /// rows after the last chunk. An exception from `sink` stops the run and is raised.
+/// `sink` runs on a writer thread of its own (unless the run has Python CCAs), so the
+/// conversion and Parquet writes it does are not in `engine_cpu_s` and the engine goes
+/// on simulating meanwhile; the run returns only once the sink has had every chunk,
+/// in order.
 ///
 /// `python_ccas` maps each `python:` CCA name of the config to a factory
 /// `factory(params_json) -> ccbench.Cca`. A run with Python CCAs keeps the GIL (their
@@ -128,16 +150,24 @@ fn run<'py>(
     };
     let failure: pycca::Failure = Arc::new(Mutex::new(None));
     let sink_error: Mutex<Option<PyErr>> = Mutex::new(None);
-    let mut work = || {
-        let mut deliver = |name: &'static str, table: Table| {
-            let Some(sink) = &sink else { return };
-            if sink_error.lock().map_or(true, |e| e.is_some()) {
-                return;
+    let mut work = || std::thread::scope(|scope| {
+        // The chunks go to a writer thread, which takes the GIL to call `sink`; the
+        // engine waits only when the writer is a chunk behind. A run with Python CCAs
+        // holds the GIL on the engine thread, so there the engine calls `sink` itself
+        // (a full queue would otherwise wait for a writer waiting for the GIL).
+        let (sink_ref, error) = (&sink, &sink_error);
+        let (queue, writer) = match sink_ref {
+            Some(sink) if factories.is_empty() => {
+                let (tx, rx) = std::sync::mpsc::sync_channel::<(&'static str, Table)>(SINK_QUEUE);
+                (Some(tx), Some(scope.spawn(move || rx.into_iter().for_each(|(n, t)| call_sink(sink, n, t, error)))))
             }
-            let outcome = Python::with_gil(|py| sink.call1(py, (name, table_to_py(py, table)?)).map(|_| ()));
-            if let (Err(e), Ok(mut slot)) = (outcome, sink_error.lock()) {
-                *slot = Some(e);
-            }
+            _ => (None, None),
+        };
+        let mut deliver = move |name: &'static str, table: Table| match (&queue, sink_ref) {
+            // A send fails only if the writer thread is gone (it panicked): its join reports it.
+            (Some(queue), _) => drop(queue.send((name, table))),
+            (None, Some(sink)) => call_sink(sink, name, table, error),
+            (None, None) => {}
         };
         let mut external = |flow: usize, name: &str, params: &serde_json::Value| {
             let Some((_, factory)) = factories.iter().find(|(n, _)| n == name) else {
@@ -177,8 +207,15 @@ fn run<'py>(
             let spill = sink.as_ref().map(|_| ccsim::trace::spill::Spill { chunk_rows, sink: &mut deliver });
             ccsim::run_json_streaming(&text, &mut control, Some(&mut external), spill)
         }));
-        (out, thread_cpu_s() - cpu0)
-    };
+        let cpu = thread_cpu_s() - cpu0;
+        drop(deliver); // closes the queue: the writer ends after the last chunk
+        if writer.is_some_and(|w| w.join().is_err()) {
+            if let Ok(mut slot) = sink_error.lock() {
+                slot.get_or_insert_with(|| PyRuntimeError::new_err("the thread writing streamed tables panicked"));
+            }
+        }
+        (out, cpu)
+    });
     let (result, engine_cpu_s) = if factories.is_empty() { py.allow_threads(work) } else { work() };
     if let Some(err) = failure.lock().ok().and_then(|mut f| f.take()) {
         return Err(err);

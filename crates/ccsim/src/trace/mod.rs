@@ -6,6 +6,13 @@
 //! that grow with simulated time can be handed over in chunks while the run goes
 //! ([`spill`]).
 
+/// `reserve_exact(rows)` on each named column (a `Vec` field) of a builder.
+macro_rules! reserve_columns {
+    ($builder:expr, $rows:expr; $($column:ident),+) => {
+        $($builder.$column.reserve_exact($rows);)+
+    };
+}
+
 pub mod flows;
 pub mod network;
 pub mod recorder;

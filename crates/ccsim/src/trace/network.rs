@@ -68,6 +68,11 @@ impl SojournBuilder {
         self.time_ns.is_empty()
     }
 
+    /// Make room for `rows` more rows in every column at once (see `spill::Spill::offer`).
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(self, rows; time_ns, link, sojourn_ns);
+    }
+
     pub fn extend(&mut self, link: &str, samples: &mut Vec<(Time, Time)>) {
         if samples.is_empty() {
             return;

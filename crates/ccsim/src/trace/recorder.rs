@@ -69,6 +69,11 @@ impl FlowTsBuilder {
         self.time_ns.is_empty()
     }
 
+    /// Make room for `rows` more rows in every column at once (see `spill::Spill::offer`).
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(self, rows; time_ns, flow_id, delivered_bytes, cwnd_pkts, ssthresh_pkts, srtt_ns, min_rtt_ns, pacing_rate_bps, inflight_pkts, inflight_bytes, retrans_total, lost_total, ca_state, cc_state, cc_bw_bps, cc_min_rtt_ns, cc_pacing_gain, cc_cwnd_gain, cc_inflight_hi_pkts, cc_inflight_lo_pkts, cc_bw_lo_bps);
+    }
+
     pub fn push(&mut self, s: &FlowSample) {
         self.time_ns.push(s.time_ns);
         self.flow_id.push(s.flow_id);
@@ -171,6 +176,11 @@ impl QueueTsBuilder {
         self.time_ns.is_empty()
     }
 
+    /// Make room for `rows` more rows in every column at once (see `spill::Spill::offer`).
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(self, rows; time_ns, link, backlog_bytes, backlog_pkts, enqueued_pkts, dequeued_pkts, dequeued_bytes, dropped_pkts, ecn_marked_pkts, tail_drops, aqm_drops, random_drops, sojourn_mean_ns, sojourn_max_ns, aqm_prob, aqm_dropping, aqm_avg_bytes);
+    }
+
     pub fn push(&mut self, s: &QueueSample) {
         self.time_ns.push(s.time_ns);
         let c = self.link_dict.code(s.link);
@@ -242,6 +252,11 @@ impl EventsBuilder {
 
     pub fn is_empty(&self) -> bool {
         self.time_ns.is_empty()
+    }
+
+    /// Make room for `rows` more rows in every column at once (see `spill::Spill::offer`).
+    pub fn reserve(&mut self, rows: usize) {
+        reserve_columns!(self, rows; time_ns, kind, flow_id, link, reason, value, value2);
     }
 
     /// Append one event. `flow_id` -1 and `link` "" mean "not applicable".
