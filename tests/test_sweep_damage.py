@@ -76,6 +76,19 @@ def test_an_unreadable_index_is_rebuilt_from_the_runs(good_sweep, tmp_path):
         assert r.exit_code == 0 and len(r.stdout.strip().splitlines()) == 4, r.output
 
 
+def test_an_index_with_a_damaged_string_is_rebuilt(good_sweep, tmp_path):
+    """A flipped byte inside a string column leaves a parquet file that reads, with
+    invalid UTF-8 that fails only when pandas converts it (hypothesis found it)."""
+    d = copy_sweep(good_sweep, tmp_path / "s")
+    raw = (d / "index.parquet").read_bytes()
+    at = raw.index(b"complete")  # a status, stored as it is
+    (d / "index.parquet").write_bytes(raw[:at] + bytes([raw[at] ^ 0xFF]) + raw[at + 1 :])
+    read_everything(d)
+    assert sorted(SweepResults(d).runs["status"]) == ["complete", "complete", "failed"]
+    r = invoke("results", d, "--format", "csv", "-c", "run_id,status")
+    assert r.exit_code == 0 and len(r.stdout.strip().splitlines()) == 4, r.output
+
+
 def test_run_ids_that_leave_runs_are_refused(good_sweep, tmp_path):
     outside = tmp_path / "outside"
     copy_sweep(good_sweep / "runs" / run_ids(good_sweep)[0], outside)  # a real run, elsewhere

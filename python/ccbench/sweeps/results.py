@@ -117,6 +117,7 @@ class SweepResults:
         try:
             table = pq.read_table(self.layout.index)
             names = set(table.column_names)
+            table.validate(full=True)  # a flipped byte in a string column is invalid UTF-8 only here
         except (OSError, pa.ArrowException, UnicodeDecodeError):  # a damaged footer can hold a non-UTF-8 name
             return rebuild_index(self.path)
         if not set(_INDEX_KEYS) <= names:
