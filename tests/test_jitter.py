@@ -160,15 +160,14 @@ def test_this_kernel_refuses_jitter_up_front():
 
 def test_jitter_the_kernel_cannot_match_is_refused_on_a_netem_kernel():
     d = _linux(DUMBBELL)
-    d["bottleneck"]["jitter"] = "1ms"
+    d["bottleneck"]["jitter"] = "1ms"  # runs (netem on the link, below)
     d["senders"][0]["jitter"] = "1ms"  # delay_path = 'split': half of it on the data path
     with pytest.raises(BackendError) as e:
         make_plan(exp_of(d), WITH_NETEM)
-    text = str(e.value)
-    assert "bottleneck.jitter: the linux backend's dumbbell adds the bottleneck's delay on each sender's ACK path" in text
-    assert "senders[0].jitter with delay_path = 'split': the linux backend adds a sender's whole delay on its ACK " \
-           "path" in text  # fmt: skip
-    assert "2 problems" in text
+    assert e.value.problems == [
+        "senders[0].jitter with delay_path = 'split': the linux backend adds a sender's whole delay on its ACK path "
+        "(netem delay D J there), so only delay_path = 'ack' has the same per-packet delays on both backends"
+    ]
 
 
 class FakeTc:
@@ -210,6 +209,114 @@ def test_netem_gets_the_jitter_after_the_rtts_are_measured(monkeypatch):
         ["tc", "-n", "ccbl-t-n2", "qdisc", "change", "dev", "k1", "root", "handle", "1:", *stab, "netem", "delay",
          "2000us", "500us", "limit", "100000"],
         ["tc", "-n", "ccbl-t-n0", "qdisc", "replace", "dev", "a0", "root", "netem", "delay", "5000us", "1000us",
+         "limit", "100000"],
+    ]  # fmt: skip
+
+
+#: A dumbbell whose bottleneck has jitter (and loss both ways): sender a's path adds
+#: delay and jitter of its own, b's adds delay, c's RTT is the bottleneck's alone.
+JITTERED_DUMBBELL = {
+    "experiment": {"name": "jd", "duration": "4s", "warmup": "1s", "backend": "linux"},
+    "bottleneck": {"rate": "10Mbit", "delay": "10ms", "jitter": "2ms", "buffer": "20pkt", "loss": 0.01,
+                   "reverse_loss": 0.02},  # fmt: skip
+    "senders": [
+        {"name": "a", "rtt": "40ms", "jitter": "1ms", "delay_path": "ack"},
+        {"name": "b", "rtt": "30ms"},
+        {"name": "c", "rtt": "20ms"},
+    ],
+    "flows": [{"cca": "cubic", "sender": s} for s in ("a", "b", "c")],
+}
+
+
+def test_a_dumbbells_bottleneck_jitter_puts_its_delay_on_the_link_with_netem():
+    """With jitter, the bottleneck's delay leaves the senders' ACK paths for the link
+    (each sender's path adds 2 D less); without it, the dumbbell folds it in as before;
+    without netem, the spec is refused up front by the netem message alone."""
+    plan = make_plan(exp_of(JITTERED_DUMBBELL), WITH_NETEM)
+    assert plan.delay_method == "netem" and plan.bottleneck_netem_delay_ns == 10_000_000
+    assert (plan.bottleneck.delay_ns, plan.bottleneck.jitter_ns) == (10_000_000, 2_000_000)
+    assert [(s.route_rtt_ns, s.needs_delay, s.jitter_ns) for s in plan.senders] == [
+        (20_000_000, True, 1_000_000), (20_000_000, True, 0), (20_000_000, False, 0)]  # fmt: skip
+    manifest = plan.as_dict()
+    assert (manifest["bottleneck_delay_on"], manifest["bottleneck_netem_delay_ns"]) == ("link", 10_000_000)
+    assert [s["route_rtt_ns"] for s in manifest["senders"]] == [20_000_000] * 3
+    still = copy.deepcopy(JITTERED_DUMBBELL)
+    del still["bottleneck"]["jitter"], still["senders"][0]["jitter"]
+    folded = make_plan(exp_of(still), WITH_NETEM)
+    assert (folded.bottleneck_netem_delay_ns, folded.as_dict()["bottleneck_delay_on"]) == (0, "senders_ack_paths")
+    assert [s.route_rtt_ns for s in folded.senders] == [0, 0, 0]
+    assert [s.needs_delay for s in folded.senders] == [True, True, True]
+    # a jittered bottleneck whose senders add nothing still gets netem (the link's delay)
+    only_link = {**JITTERED_DUMBBELL, "senders": [{"name": "c", "rtt": "20ms"}], "flows": [{"cca": "cubic"}]}
+    assert make_plan(exp_of(only_link), WITH_NETEM).delay_method == "netem"
+    with pytest.raises(BackendError) as e:
+        make_plan(exp_of(JITTERED_DUMBBELL), KERNEL)
+    assert e.value.problems == [
+        "bottleneck.loss = 0.01 (random loss) needs the netem qdisc, which this kernel does not provide",
+        "bottleneck.jitter = '2ms' (per-packet delay jitter) needs the netem qdisc, which this kernel does not provide",
+        "bottleneck.reverse_loss = 0.02 (random loss) needs the netem qdisc, which this kernel does not provide",
+        "senders[0].jitter = '1ms' (per-packet delay jitter) needs the netem qdisc, which this kernel does not provide",
+    ]
+    with pytest.raises(BackendError, match=r"linux.delay = 'delayline' with senders\[0\].jitter, bottleneck.jitter: "
+                       r"the delay line holds every frame for the same delay"):  # fmt: skip
+        make_plan(exp_of({**JITTERED_DUMBBELL, "linux": {"delay": "delayline"}}), WITH_NETEM)
+
+
+class Stop(Exception):
+    """Ends a faked kernel run where its flows would start."""
+
+
+def test_a_jittered_dumbbell_measures_the_rtts_then_jitters_the_link_and_the_acks(monkeypatch, tmp_path):
+    """The kernel run's ``tc`` commands and pings in order (every command faked): the
+    bottleneck's delay D is netem's, ahead of its tbf and on the receiver's egress (every
+    ACK), built without jitter; the idle pings see 2 D, so each sender's ACK path adds its
+    RTT less that; then the jitter (and loss) join those netems, after the last ping."""
+    from ccbench.backends.linux import netns, runner
+
+    idle = {"ccbl-t-s0": "20.060", "ccbl-t-s1": "20.070", "ccbl-t-s2": "20.050"}
+    path = {"ccbl-t-s0": "40.010", "ccbl-t-s1": "30.020"}
+    seen: list[list[str]] = []
+
+    def fake(argv, **kw):
+        argv = list(argv)
+        out = ""
+        if "ping" in argv:
+            ns = argv[3]
+            ms = (path if ns in path and ("ping", ns) in [tuple(c) for c in seen] else idle)[ns]
+            seen.append(["ping", ns])
+            out = f"rtt min/avg/max/mdev = {ms}/{ms}/{ms}/0.001 ms\n"
+        elif argv[0] == "tc":
+            seen.append(argv)
+        return subprocess.CompletedProcess(argv, 0, out, "")
+
+    def no_flows(*a, **kw):
+        raise Stop
+
+    monkeypatch.setattr(netns, "cmd", fake)
+    monkeypatch.setattr(netns, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(runner, "Topology", lambda plan: netns.Topology(plan, run_id="t"))
+    monkeypatch.setattr(runner, "popen_in_ns", no_flows)
+    with pytest.raises(Stop):
+        runner.run_plan(make_plan(exp_of(JITTERED_DUMBBELL), WITH_NETEM), WITH_NETEM)
+    r, d = ["tc", "-n", "ccbl-t-r", "qdisc"], ["tc", "-n", "ccbl-t-d", "qdisc"]
+    root = ["handle", "1:", "stab", "overhead", "-14"]
+    assert seen == [
+        # built: the link's delay alone, netem the root of b0 with the tbf and the fifo under it
+        [*r, "replace", "dev", "b0", "root", *root, "netem", "delay", "10000us", "limit", "100000"],
+        [*r, "add", "dev", "b0", "parent", "1:1", "handle", "2:", "tbf", "rate", "10000000bit", "burst", "3000",
+         "limit", "100000000"],
+        [*r, "add", "dev", "b0", "parent", "2:1", "handle", "10:", "pfifo", "limit", "20"],
+        [*d, "replace", "dev", "eth0", "root", "netem", "delay", "10000us", "limit", "100000"],
+        ["ping", "ccbl-t-s0"], ["ping", "ccbl-t-s1"], ["ping", "ccbl-t-s2"],
+        # each sender's RTT less its idle path's (2 D + the veths'); c adds nothing
+        [*r, "replace", "dev", "a0", "root", "netem", "delay", "19940us", "limit", "100000"],
+        [*r, "replace", "dev", "a1", "root", "netem", "delay", "9930us", "limit", "100000"],
+        ["ping", "ccbl-t-s0"], ["ping", "ccbl-t-s1"],
+        # then the jitter: the bottleneck's with its loss, a's own, the ACKs' with reverse_loss
+        [*r, "change", "dev", "b0", "root", *root, "netem", "delay", "10000us", "2000us", "loss", "random", "1%",
+         "limit", "100000"],
+        [*r, "replace", "dev", "a0", "root", "netem", "delay", "19940us", "1000us", "limit", "100000"],
+        [*d, "replace", "dev", "eth0", "root", "netem", "delay", "10000us", "2000us", "loss", "random", "2%",
          "limit", "100000"],
     ]  # fmt: skip
 

@@ -10,7 +10,9 @@ egress ``b0`` (tbf for the rate, a pfifo/bfifo child for the queue). When a send
 RTT needs added delay and the kernel has no netem, ``r`` routes that sender's ACKs
 through namespace ``l<i>``, where the userspace delay line
 (:mod:`ccbench.backends.linux.delayline`) holds each frame for the delay and passes it
-to the sender's second interface. Addresses are 10.201.<i>.0/24 (senders),
+to the sender's second interface. A bottleneck with ``jitter`` (netem kernels only) has
+its delay on the link instead: ``netem delay D J`` as ``b0``'s root ahead of the tbf, and
+on ``d``'s ``eth0``, which every ACK leaves by. Addresses are 10.201.<i>.0/24 (senders),
 10.202.0.0/24 (receiver) and 10.203.<i>.0/24 (delay links), all inside the run's own
 namespaces, which are connected to nothing else.
 
@@ -212,9 +214,10 @@ class Topology:
         return out
 
     def link_netem_delay(self, q: QueuePlan) -> int:
-        """A link direction's delay that netem adds ahead of its tbf: none in the dumbbell
-        (its bottleneck's delay is part of the senders' RTTs, added on their ACK paths)."""
-        return 0
+        """A link direction's delay that netem adds ahead of its tbf. In the dumbbell, the
+        bottleneck's only when it has jitter (:attr:`LinuxPlan.bottleneck_netem_delay_ns`);
+        otherwise its delay is part of the senders' RTTs, added on their ACK paths."""
+        return self.plan.bottleneck_netem_delay_ns if q.link == self.plan.bottleneck.link else 0
 
     def netem_ahead(self, q: QueuePlan) -> list[str] | None:
         """The netem that a shaped direction gets ahead of its tbf at build time (its
@@ -369,6 +372,10 @@ class Topology:
             if p.delay_method == "delayline":
                 self._delay_link(s)
         self._shape_all()
+        if p.bottleneck_netem_delay_ns:
+            # the bottleneck's reverse direction: every ACK leaves the receiver by eth0
+            # (its jitter and ``reverse_loss`` come with :meth:`netem_loss`)
+            self._netem(d, "eth0", p.bottleneck_netem_delay_ns, ())
 
     def _shape_all(self) -> None:
         for q, probe in self.shaped():
@@ -408,7 +415,8 @@ class Topology:
         each direction has a device of its own: the sender's data leaves by ``eth0``; the
         ACKs toward it leave its router by ``a<i>`` (or ``dl<i>``, into the delay line),
         where netem may also hold the ACK path's added delay; the dumbbell's ACKs all
-        leave the receiver by ``eth0`` (``bottleneck.reverse_loss``)."""
+        leave the receiver by ``eth0`` (``bottleneck.reverse_loss``, and with
+        ``bottleneck.jitter`` the bottleneck's reverse delay D J)."""
         for q, probe in self.shaped():
             delay = self.link_netem_delay(q)
             jitter = q.jitter_ns if delay else 0  # (the plan refuses jitter without netem's delay)
@@ -423,8 +431,10 @@ class Topology:
                 dev = f"dl{s.index}" if via_line else f"a{s.index}"
                 netem_delay = delays.get(s.index, 0) if self.plan.delay_method == "netem" else 0
                 self._netem(self.access_router(s.index), dev, netem_delay, s.access_reverse_loss_netem, s.jitter_ns)
-        if self.plan.ack_loss_netem:
-            self._netem(self.receiver, "eth0", 0, self.plan.ack_loss_netem)
+        p = self.plan
+        if p.ack_loss_netem or p.bottleneck_netem_delay_ns:
+            self._netem(self.receiver, "eth0", p.bottleneck_netem_delay_ns, p.ack_loss_netem,
+                        p.bottleneck.jitter_ns if p.bottleneck_netem_delay_ns else 0)  # fmt: skip
 
     @staticmethod
     def _netem(ns: str, dev: str, delay_ns: int, loss: tuple[str, ...], jitter_ns: int = 0) -> None:

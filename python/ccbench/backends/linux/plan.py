@@ -92,7 +92,8 @@ class SenderPlan:
     gso_max_size: int
     delay_path: str
     #: Round-trip propagation delay of the network links of its route (their own delay
-    #: lines add it; 0 in the dumbbell, where the whole RTT is the sender's).
+    #: lines or netems add it; in the dumbbell 0, where the whole RTT is the sender's, or
+    #: twice the bottleneck's delay when netem adds it on the link: ``bottleneck.jitter``).
     route_rtt_ns: int = 0
     #: Host overrides of its receiver's device (network topologies: one receiver each).
     gro_max_size: int = 65536
@@ -126,6 +127,11 @@ class LinuxPlan:
     #: The dumbbell's ``bottleneck.reverse_loss``: netem loss arguments for the ACK
     #: direction, on the receiver's egress (it carries every ACK and nothing else).
     ack_loss_netem: tuple[str, ...] = ()
+    #: The dumbbell's bottleneck delay that netem adds on the link, in each direction:
+    #: only with ``bottleneck.jitter`` (``delay D J`` ahead of the bottleneck's tbf, and on
+    #: the receiver's egress for the ACKs). 0: the bottleneck's delay is part of each
+    #: sender's ACK-path delay, as without jitter.
+    bottleneck_netem_delay_ns: int = 0
 
     @property
     def qdisc(self) -> str:
@@ -149,6 +155,12 @@ class LinuxPlan:
             "receiver_gro_max_size": self.receiver_gro_max_size,
             "delay_method": self.delay_method,
             "ack_loss_netem": list(self.ack_loss_netem),
+            # where the dumbbell's bottleneck delay is added (beyond it: each link's own)
+            "bottleneck_delay_on": (
+                "network" if self.network is not None
+                else "link" if self.bottleneck_netem_delay_ns else "senders_ack_paths"
+            ),  # fmt: skip
+            "bottleneck_netem_delay_ns": self.bottleneck_netem_delay_ns,
             "senders": [s.__dict__ for s in self.senders],
             "flows": [f.__dict__ for f in self.flows],
         }
@@ -186,12 +198,6 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                 "bottleneck.reverse: the linux backend's dumbbell does not shape the ACK direction; a parking lot of "
                 "one hop ([topology] kind = 'parking_lot') shapes both directions of its link"
             )
-        if link.spec.jitter > 0:
-            problems.append(
-                "bottleneck.jitter: the linux backend's dumbbell adds the bottleneck's delay on each sender's ACK path, "
-                "not on the link; a parking lot of one hop ([topology] kind = 'parking_lot') has netem (delay D J) on "
-                "each direction of its link"
-            )
         if link.spec.reverse_loss != 0.0:
             require_netem(
                 f"bottleneck.reverse_loss = {loss_text(link.spec.reverse_loss)} (random loss)", kernel, problems
@@ -210,10 +216,21 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
                     "delays on both backends"
                 )
     # --- delay emulation
-    routes_rtt = [r.propagation_rtt_ns for r in network.routes] if network is not None else [0] * len(exp.senders)
+    # The dumbbell folds its bottleneck's delay into each sender's ACK-path delay (one
+    # delay element per sender, which the delay line can be), unless the bottleneck has
+    # jitter (netem's, so the kernel has netem): then its delay D (with the jitter J) is
+    # netem's on the link itself, ahead of its tbf and on the receiver's egress (every
+    # ACK), so the data are jittered and reordered, and the senders' paths add 2 D less.
+    link_delay = 0
+    if network is None and exp.links()[0].spec.jitter > 0:
+        link_delay = exp.links()[0].spec.delay
+    routes_rtt = (
+        [r.propagation_rtt_ns for r in network.routes] if network is not None else [2 * link_delay] * len(exp.senders)
+    )
     needs_delay = any(exp.sender_rtt(i) - routes_rtt[i] > NATURAL_RTT_NS for i in range(len(exp.senders)))
     if network is not None:
         needs_delay = needs_delay or any(q.delay_ns > 0 for q in network.queues())
+    needs_delay = needs_delay or link_delay > 0
     if delay_opt == "netem" and lacks_qdisc("netem"):
         problems.append(
             "linux.delay = 'netem': delay emulation needs the netem qdisc, which this kernel does not provide"
@@ -387,4 +404,5 @@ def make_plan(exp: Experiment, kernel: KernelInfo) -> LinuxPlan:
         flows=tuple(flows),
         network=network,
         ack_loss_netem=netem_loss_args(exp.links()[0].spec.reverse_loss) if network is None else (),
+        bottleneck_netem_delay_ns=link_delay,
     )

@@ -219,9 +219,8 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
             base_rtt = {i: int((path_rtt.get(i) or idle[i])["min_ns"]) for i in idle}
             listening: dict[str, set[int]] = {}
             for f in plan.flows:
-                out = open(workdir / f"server-{f.flow_id}.json", "wb")  # noqa: SIM115 (closed with the process)
-                procs.append(popen_in_ns(topo.receiver_ns(f.sender), _server_argv(f), stdout=out))
-                out.close()
+                with open(workdir / f"server-{f.flow_id}.json", "wb") as out:  # the server has its own copy
+                    procs.append(popen_in_ns(topo.receiver_ns(f.sender), _server_argv(f), stdout=out))
                 listening.setdefault(topo.receiver_ns(f.sender), set()).add(f.server_port)
             _wait_listening(listening)
 
@@ -247,10 +246,9 @@ def run_plan(plan: LinuxPlan, kernel: KernelInfo, *, progress: ProgressFn | None
                 now = clock()
                 while pending and pending[0].start_ns <= now:
                     f = pending.pop(0)
-                    out = open(workdir / f"client-{f.flow_id}.json", "wb")  # noqa: SIM115
                     argv = _client_argv(plan, f, topo.receiver_addr(f.sender))
-                    clients[f.flow_id] = popen_in_ns(topo.sender_ns(f.sender), argv, stdout=out)
-                    out.close()
+                    with open(workdir / f"client-{f.flow_id}.json", "wb") as out:
+                        clients[f.flow_id] = popen_in_ns(topo.sender_ns(f.sender), argv, stdout=out)
                     procs.append(clients[f.flow_id])
                     outcomes[f.flow_id] = FlowOutcome(launched_ns=clock(), base_rtt_ns=base_rtt[f.sender])
                 while changes and changes[0][0] <= now:
