@@ -6,6 +6,7 @@ import json
 import math
 
 import pyarrow as pa
+import pydantic
 import pytest
 from click.testing import CliRunner
 from fakes import FAKE_CCAS, fake_run
@@ -285,6 +286,30 @@ def test_capabilities_say_up_front_what_a_kernel_without_netem_cannot_do(monkeyp
     monkeypatch.setattr(system, "kernel_info", lambda: with_netem)
     caps = get_backend("linux").capabilities()
     assert (caps["netem"], caps["delay"]) == (True, "netem") and caps["loss"].startswith("netem")
+
+
+def test_sim_capabilities_list_every_queue_a_spec_can_ask_for():
+    """`ccbench backends` must not hide the simulator's AQMs: the qdisc kinds it lists
+    are exactly those a bottleneck accepts by name (``qdisc = "<kind>"``), plus the tbf
+    shaper and htb (which needs its classes)."""
+    listed = set(get_backend("sim").capabilities()["qdiscs"])
+    candidates = listed | {"pfifo", "red", "codel", "fq_codel", "pie", "fq_pie", "cake", "sfq", "fq", "netem"}
+    accepted = set()
+    for kind in sorted(candidates - {"tbf"}):
+        try:
+            Experiment.model_validate(
+                {
+                    "experiment": {"name": "q", "duration": "1s"},
+                    "bottleneck": {"rate": "10Mbit/s", "buffer": "100 packets", "qdisc": kind},
+                    "senders": [{"name": "s", "rtt": "10ms"}],
+                    "flows": [{"cca": "reno"}],
+                }
+            )
+            accepted.add(kind)
+        except pydantic.ValidationError:
+            pass
+    assert {"red", "codel", "fq_codel", "pie"} <= accepted
+    assert listed == accepted | {"tbf", "htb"}
 
 
 def test_linux_cleanup_needs_root(monkeypatch):

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import engine, pycca
 from ..results import tables_from_engine
+from ..spec.qdisc import QDISC_KINDS
 from . import BackendRun, BackendUnavailable, ProgressFn
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ class SimBackend:
             "available": cat is not None,
             "reason": "" if cat is not None else "the engine (ccbench._core) is not built; run 'make install'",
             "ccas": cat.names() if cat is not None else [],
-            "qdiscs": ["pfifo", "bfifo"],
+            "qdiscs": [*QDISC_KINDS, "tbf"],
             "delay": True,
             "loss": True,
             "deterministic": True,
