@@ -54,12 +54,17 @@ enum Event {
     AppWrite(u32),
     /// A UDP source sends its next datagram.
     UdpSend(u32),
-    RateChange(LinkId, u32),
+    /// Entry of `World::rate_changes`. (Two fields would make `Event` 12 bytes, which
+    /// `EventQueue::schedule` then receives through memory: the CPU cannot forward the
+    /// caller's two 4-byte stores to its 8-byte load, a stall on every event.)
+    RateChange(u32),
     /// A host's NAPI poll: process the packets that reached it (see `host::napi`).
     HostPoll(u32),
     Sample,
     Warmup,
 }
+// Small enough to travel in registers (see `Event::RateChange`).
+const _: () = assert!(std::mem::size_of::<Event>() == 8);
 
 /// A flow while it runs: its TCP endpoints and wakeup bookkeeping.
 #[derive(Debug)]
@@ -261,6 +266,8 @@ struct World<'a, 'e> {
     host_direct: Vec<bool>,
     poll_buf: Vec<Packet>,
     more_buf: Vec<bool>,
+    /// Scheduled rate changes: (link, index into its `rate_schedule`).
+    rate_changes: Vec<(LinkId, u32)>,
 }
 
 /// Run an experiment to completion.
@@ -397,6 +404,7 @@ impl<'a, 'e> World<'a, 'e> {
             host_direct,
             poll_buf: Vec::new(),
             more_buf: Vec::new(),
+            rate_changes: Vec::new(),
         })
     }
 
@@ -494,7 +502,8 @@ impl<'a, 'e> World<'a, 'e> {
         for (l, link) in self.links.iter().enumerate() {
             for (idx, &(t, _)) in link.rate_schedule.iter().enumerate() {
                 if t < duration {
-                    self.q.schedule(t, Event::RateChange(l as LinkId, idx as u32));
+                    self.q.schedule(t, Event::RateChange(self.rate_changes.len() as u32));
+                    self.rate_changes.push((l as LinkId, idx as u32));
                 }
             }
         }
@@ -596,7 +605,8 @@ impl<'a, 'e> World<'a, 'e> {
                 self.events.push(now, "flow_stop", f as i64, "", "", f64::NAN, f64::NAN);
                 self.after_sender(now, f);
             }
-            Event::RateChange(l, idx) => {
+            Event::RateChange(i) => {
+                let (l, idx) = self.rate_changes[i as usize];
                 let link = &mut self.links[l as usize];
                 let rate = link.rate_schedule[idx as usize].1;
                 let old = link.rate_bps;

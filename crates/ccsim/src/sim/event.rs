@@ -26,9 +26,7 @@
 //! when re-armed, so nothing stale piles up. Pops interleave the two in (time, seq)
 //! order, so the heap as a whole holds O(components) entries.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-
+use super::min_heap::{Entry, MinHeap};
 use super::timers::TimerHeap;
 use crate::units::Time;
 
@@ -36,30 +34,6 @@ use crate::units::Time;
 /// heap takes back (apart, so a queue near one size does not switch back and forth).
 pub const GROW_AT: usize = 1024;
 pub const SHRINK_AT: usize = 256;
-
-#[derive(Debug, Clone, Copy)]
-struct Entry<E> {
-    /// `(time << 64) | seq`: unique, and ordered as (time, seq).
-    key: u128,
-    event: E,
-}
-
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.key.cmp(&other.key)
-    }
-}
 
 /// Buckets of the radix heap: bucket 0 holds keys equal to `last`, bucket b > 0 keys
 /// whose highest bit differing from `last` is bit b - 1.
@@ -76,7 +50,7 @@ struct RadixHeap<E> {
     /// Keys pushed below `last` after a peek settled it (the queue popped a timer
     /// instead, whose handler scheduled something earlier): each is below every key
     /// in the buckets, so they leave first, from this small heap.
-    below: BinaryHeap<Reverse<Entry<E>>>,
+    below: MinHeap<E>,
 }
 
 fn bucket_of(key: u128, last: u128) -> usize {
@@ -85,12 +59,12 @@ fn bucket_of(key: u128, last: u128) -> usize {
 
 impl<E: Copy> RadixHeap<E> {
     fn new(last: u128) -> Self {
-        Self { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), last, occupied: [0; 3], below: BinaryHeap::new() }
+        Self { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), last, occupied: [0; 3], below: MinHeap::default() }
     }
 
     fn push(&mut self, e: Entry<E>) {
         if e.key < self.last {
-            self.below.push(Reverse(e));
+            self.below.push(e);
             return;
         }
         let b = bucket_of(e.key, self.last);
@@ -120,7 +94,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn pop(&mut self) -> Option<Entry<E>> {
-        if let Some(Reverse(e)) = self.below.pop() {
+        if let Some(e) = self.below.pop() {
             return Some(e);
         }
         if !self.settle() {
@@ -134,8 +108,8 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     fn peek(&mut self) -> Option<&Entry<E>> {
-        if !self.below.is_empty() {
-            return self.below.peek().map(|Reverse(e)| e);
+        if self.below.peek().is_some() {
+            return self.below.peek();
         }
         if !self.settle() {
             return None;
@@ -143,10 +117,10 @@ impl<E: Copy> RadixHeap<E> {
         self.buckets[0].last()
     }
 
-    fn drain_into(&mut self, out: &mut Vec<Reverse<Entry<E>>>) {
+    fn drain_into(&mut self, out: &mut Vec<Entry<E>>) {
         out.extend(self.below.drain());
         for b in &mut self.buckets {
-            out.extend(b.drain(..).map(Reverse));
+            out.append(b);
         }
         self.occupied = [0; 3];
     }
@@ -154,7 +128,7 @@ impl<E: Copy> RadixHeap<E> {
 
 #[derive(Debug)]
 enum Store<E> {
-    Small(BinaryHeap<Reverse<Entry<E>>>),
+    Small(MinHeap<E>),
     Large(RadixHeap<E>),
 }
 
@@ -178,7 +152,7 @@ pub struct EventQueue<E> {
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self {
-            store: Store::Small(BinaryHeap::new()),
+            store: Store::Small(MinHeap::default()),
             top_taken: false,
             len: 0,
             last: 0,
@@ -216,14 +190,13 @@ impl<E: Copy> EventQueue<E> {
             Store::Small(h) => {
                 if self.top_taken {
                     self.top_taken = false;
-                    // Overwriting through `PeekMut` sifts the new entry down when the guard drops.
-                    *h.peek_mut().expect("the taken top is in place") = Reverse(e);
+                    h.replace_top(e);
                 } else {
-                    h.push(Reverse(e));
+                    h.push(e);
                 }
                 if self.len > self.grow_at {
                     let mut radix = RadixHeap::new(self.last);
-                    for Reverse(e) in h.drain() {
+                    for e in h.drain() {
                         radix.push(e);
                     }
                     self.store = Store::Large(radix);
@@ -265,7 +238,7 @@ impl<E: Copy> EventQueue<E> {
                 if std::mem::take(&mut self.top_taken) {
                     h.pop();
                 }
-                h.peek().map(|Reverse(e)| e.key)
+                h.peek().map(|e| e.key)
             }
             Store::Large(r) => r.peek().map(|e| e.key),
         }
@@ -284,7 +257,7 @@ impl<E: Copy> EventQueue<E> {
                 if std::mem::take(&mut self.top_taken) {
                     h.pop();
                 }
-                let top = h.peek().map(|&Reverse(e)| e)?;
+                let top = *h.peek()?;
                 self.top_taken = true;
                 top
             }
@@ -296,7 +269,7 @@ impl<E: Copy> EventQueue<E> {
             if let Store::Large(r) = &mut self.store {
                 let mut v = Vec::with_capacity(self.len);
                 r.drain_into(&mut v);
-                self.store = Store::Small(BinaryHeap::from(v));
+                self.store = Store::Small(MinHeap::from_vec(v));
             }
         }
         Some((self.advance(top.key), top.event))

@@ -3,6 +3,7 @@
 //! `experiment` owns an `EventQueue` and passes `now` explicitly.
 
 pub mod event;
+mod min_heap;
 pub mod rng;
 mod timers;
 
