@@ -87,7 +87,8 @@ def test_the_ideal_host_is_one_setting_away():
 
 # Cases of the grid where the mean is still outside 0.5 ± 0.03 (see
 # docs/validation.md, "Symmetry"): BBRv1 at 50 µs favours the later flow (its
-# min-RTT sample includes the first flow's queue), and CUBIC / Reno with 500
+# min-RTT sample includes the first flow's queue until the first ProbeRTT; the
+# kernel does the same on an unloaded machine, "Rows still outside" 3), and CUBIC / Reno with 500
 # packets have not converged from the first flow's head start within 20 s.
 KNOWN_ASYMMETRIC = {
     ("reno", 500, "20ms"),
