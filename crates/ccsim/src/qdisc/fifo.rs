@@ -27,6 +27,7 @@ impl Fifo {
 }
 
 impl Qdisc for Fifo {
+    #[inline]
     fn enqueue(&mut self, p: Packet, ctx: &mut QdiscCtx, report: &mut Report) -> bool {
         let admit = self.admits_with(&p, 0, 0);
         if admit {
@@ -37,10 +38,12 @@ impl Qdisc for Fifo {
         admit
     }
 
+    #[inline]
     fn dequeue(&mut self, _ctx: &mut QdiscCtx, _report: &mut Report) -> Option<Queued> {
         self.q.pop()
     }
 
+    #[inline]
     fn admits_with(&self, p: &Packet, extra_pkts: u64, extra_bytes: u64) -> bool {
         match self.limit {
             Limit::Packets(n) => (self.q.len() as u64 + extra_pkts) < n,

@@ -20,10 +20,12 @@ pub struct TimedFifo {
 }
 
 impl TimedFifo {
+    #[inline]
     pub fn push(&mut self, packet: Packet, now: Time) {
         self.bytes += packet.wire_bytes as u64;
         self.q.push_back(Queued { packet, enqueued_at: now });
     }
+    #[inline]
     pub fn pop(&mut self) -> Option<Queued> {
         let q = self.q.pop_front()?;
         self.bytes -= q.packet.wire_bytes as u64;
