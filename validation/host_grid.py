@@ -33,16 +33,26 @@ RATE = 100_000_000
 KERNEL_PAYLOAD_EFFICIENCY = 1448 / 1514
 OURS_PAYLOAD_EFFICIENCY = 1448 / 1500
 ENGINE_CCA = {"bbr": "bbr1", "cubic": "cubic", "reno": "reno"}
+# --rig-tbf: the kernel rig's bottleneck as `netns_host.sh` builds it, `tbf rate 100mbit
+# burst 3028` (two 1514-byte frames, no peak rate) over a veth. The veth forwards frames
+# back to back 0.36 µs apart (median of 544 back-to-back pairs in two receiver captures,
+# validation/host_tbf_burst.py, data/host/tbf-burst.json): 1514 B / 0.364 µs = 33 Gbit/s,
+# the line rate the shaper's burst leaves at. Every veth of the rig (the senders' too) is
+# given that rate.
+RIG_LINE_RATE = "33Gbit"
+RIG_TBF_BURST = "3028B"
 
 
 def spec(pair: str, limit: int, delay_ms: int, seed: int, host: dict | None, ack_path: bool,
-         duration: int, warmup: int) -> dict:
+         duration: int, warmup: int, rig_tbf: bool = False, base_rtt: str = "50us") -> dict:
     senders = []
     flows = []
     for i, cca in enumerate(pair.split(",")):
-        s = {"name": f"h{i + 1}", "rtt": "20ms" if delay_ms else "50us"}
+        s = {"name": f"h{i + 1}", "rtt": "20ms" if delay_ms else base_rtt}
         if delay_ms and ack_path:
             s["delay_path"] = "ack"
+        if rig_tbf:
+            s["access_rate"] = RIG_LINE_RATE
         senders.append(s)
         flows.append({"name": f"f{i + 1}", "sender": s["name"], "cca": ENGINE_CCA[cca],
                       "start": f"{2 * i}ms"})
@@ -53,6 +63,8 @@ def spec(pair: str, limit: int, delay_ms: int, seed: int, host: dict | None, ack
         "senders": senders,
         "flows": flows,
     }
+    if rig_tbf:
+        d["bottleneck"] |= {"rate": RIG_LINE_RATE, "shaper": {"rate": "100Mbit", "burst": RIG_TBF_BURST}}
     if host is not None:
         d["host"] = host
     return d
@@ -71,6 +83,10 @@ def measure(r, warmup_ns: int, duration_ns: int) -> dict:
             "cca": row.cca, "goodput_mbps": g,
             "retrans_in_window": int(row.segs_retrans - at_warm),
             "srtt_us_mean": float(f.srtt_ns.mean() / 1e3) if len(f) else None,
+            # the idle path shows in the flow's min RTT; BBR's largest bandwidth estimate
+            # (100 ms samples of its max filter) shows what the burst does to its samples
+            "min_rtt_us": float(row.min_rtt_ns / 1e3),
+            "cc_bw_max_mbps": float(f.cc_bw_bps.max() / 1e6) if len(f) and f.cc_bw_bps.notna().any() else None,
         })
     tot = sum(good)
     out["shares"] = [x / tot for x in good]
@@ -90,11 +106,13 @@ def run_grid(a) -> None:
         for limit in a.limits:
             for delay in a.delays:
                 for seed in seeds:
-                    d = spec(pair, limit, delay, seed, host, not a.split_delay, a.duration, a.warmup)
+                    d = spec(pair, limit, delay, seed, host, not a.split_delay, a.duration, a.warmup,
+                             a.rig_tbf, a.base_rtt)
                     r = ccbench.run(d)
                     row = {"source": "ccbench", "label": a.label, "ccas": pair, "pfifo_limit_pkts": limit,
                            "ack_delay_ms": delay, "seed": seed, "host": host,
                            "delay_path": "split" if a.split_delay or not delay else "ack",
+                           "rig_tbf": a.rig_tbf, "base_rtt": a.base_rtt,
                            "engine_cpu_s": r.manifest.get("engine_cpu_s")}
                     row |= measure(r, a.warmup * 10**9, a.duration * 10**9)
                     print(json.dumps(row), flush=True)
@@ -228,6 +246,11 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--host", help="[host] table as JSON (omit for the engine's default)")
     ap.add_argument("--split-delay", action="store_true", help="split the 20 ms over both paths (old engine)")
+    ap.add_argument("--rig-tbf", action="store_true",
+                    help="the kernel rig's bottleneck: tbf 100 Mbit/s burst 3028 B on a 33 Gbit/s veth")
+    ap.add_argument("--base-rtt", default="50us",
+                    help="the senders' RTT in the rows without added delay (the veth path's idle ping minimum is "
+                         "20-60 µs; the kernel's TCP handshake RTT there is 3-6 µs)")
     ap.add_argument("--label", default="ccbench")
     ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
     ap.add_argument("--spread", action="store_true", help="with --summarize: the seed-spread table instead")
