@@ -180,7 +180,10 @@ class SweepResults:
             raise ResultsError(
                 f"the {name} tables of {self.path}'s runs do not fit together (a damaged run?): {str(e)[:200]}"
             ) from None
-        df = table.to_pandas()
+        try:
+            df = table.to_pandas()
+        except pa.ArrowException as e:  # a flipped byte in a string column reads, then fails to convert
+            raise ResultsError(f"the {name} tables of {self.path}'s runs cannot be read (a damaged run?): {str(e)[:200]}") from None
         params = params.rename(columns={c: f"param.{c}" for c in params.columns if c in df.columns})
         df = df.join(params, on="run_id")
         front = ["run_id", *params.columns]
