@@ -97,15 +97,17 @@ def _peak_rss_kib(tmp_path: Path, duration_s: int) -> int:
 
 
 def test_memory_of_a_run_does_not_grow_with_its_length(tmp_path):
-    # 200 flows sampled every 1 ms: 800,000 flow_ts rows at 4 s, 2,400,000 at 12 s. Held
-    # in memory, the extra 1.6 M rows would take 256 MB in the engine alone (160 bytes a
-    # row); streamed, the engine holds a chunk at a time and the peak stays flat
-    # (measured: 221 and 231 MB; 216 and 420 MB for 2 and 8 s without streaming).
-    short, long = _peak_rss_kib(tmp_path, 4), _peak_rss_kib(tmp_path, 12)
+    # 200 flows sampled every 1 ms: 1,600,000 flow_ts rows at 8 s, 3,200,000 at 16 s.
+    # Held in memory, the extra 1.6 M rows would take 256 MB in the engine alone (160
+    # bytes a row); streamed, the engine holds a chunk at a time and the peak stays flat.
+    # Both lengths are past the first chunks, where the peak steps up once: a chunk being
+    # written on the writer thread while the next one grows (measured peaks 234, 257,
+    # 265 and 275 MB at 4, 8, 12 and 20 s; 216 and 420 MB for 2 and 8 s without streaming).
+    short, long = _peak_rss_kib(tmp_path, 8), _peak_rss_kib(tmp_path, 16)
     extra_rows = 200 * 8_000
     growth = (long - short) * 1024
     assert growth < 0.15 * extra_rows * 160, f"peak RSS {short} -> {long} KiB for {extra_rows} more rows"
-    assert pq.ParquetFile(tmp_path / "d12" / "flow_ts.parquet").metadata.num_rows == 200 * 12_000
+    assert pq.ParquetFile(tmp_path / "d16" / "flow_ts.parquet").metadata.num_rows == 200 * 16_000
 
 
 def test_before_save_sees_every_streamed_row_and_its_manifest_keys_are_saved(tmp_path, monkeypatch):
