@@ -26,17 +26,27 @@ BBR = re.compile(r"bbr:\(bw:([\d.]+)bps,mrtt:([\d.]+)")
 LINK_MBPS = 100.0
 
 
-def ss_samples(run: str) -> dict[str, list[tuple[float, float, float]]]:
-    """(t since the first sample, bw Mbit/s, min_rtt ms) per data connection (server port)."""
+def open_ss(run: str):
+    """A run's `ss -tin` samples (netns_host.sh -T), plain or gzipped as stored."""
     path = run + ".ss.txt"
     try:
-        f = open(path)
+        return open(path)
     except FileNotFoundError:
-        f = gzip.open(path + ".gz", "rt")
-    out: dict[str, list[tuple[float, float, float]]] = {}
+        return gzip.open(path + ".gz", "rt")
+
+
+def print_share_range(label: str, rows: list[dict]) -> None:
+    if len(rows) > 1:
+        s = [r["share1"] for r in rows]
+        print(f"{label}: mean {st.mean(s):.3f}, range {min(s):.3f}-{max(s):.3f} over {len(s)} runs")
+
+
+def ss_info_lines(run: str):
+    """(t since the first sample, server port, info line) for every connection in every
+    `ss -tin` sample of a run."""
     t0 = t = None
     port = None
-    with f:
+    with open_ss(run) as f:
         for line in f:
             if line.startswith("# "):
                 t = float(line[2:])
@@ -46,9 +56,18 @@ def ss_samples(run: str) -> dict[str, list[tuple[float, float, float]]]:
             if line.startswith("ESTAB") and m:
                 port = m.group(2)
                 continue
-            b = BBR.search(line)
-            if b and port and t is not None and t0 is not None:
-                out.setdefault(port, []).append((t - t0, float(b.group(1)) / 1e6, float(b.group(2))))
+            if port and t is not None and t0 is not None and line.startswith("\t"):
+                yield t - t0, port, line
+            port = None
+
+
+def ss_samples(run: str) -> dict[str, list[tuple[float, float, float]]]:
+    """(t since the first sample, bw Mbit/s, min_rtt ms) per data connection (server port)."""
+    out: dict[str, list[tuple[float, float, float]]] = {}
+    for t, port, line in ss_info_lines(run):
+        b = BBR.search(line)
+        if b:
+            out.setdefault(port, []).append((t, float(b.group(1)) / 1e6, float(b.group(2))))
     return out
 
 
@@ -114,17 +133,20 @@ def show(rows: list[dict]) -> None:
         print(f"{r['run']:<14} {r['limit']:>4} {r['stagger_s']:>4g} {r['share1']:>6.3f} {str(r['retrans']):>13} "
               f"{r['first_min_rtt0_ms']:>10.3f}/{r['later_min_rtt0_ms']:<10.3f} {end:>14} "
               f"{r['bw_at_end_mbps'] / LINK_MBPS:>7.1f}x  {r['load']}")
-    if len(rows) > 1:
-        s = [r["share1"] for r in rows]
-        print(f"first flow's share: mean {st.mean(s):.3f}, range {min(s):.3f}-{max(s):.3f} over {len(s)} runs")
+    print_share_range("first flow's share", rows)
+
+
+def parse_args(doc: str, ours_help: str) -> argparse.Namespace:
+    """The arguments this script and host_bbr_cubic.py share."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("runs", nargs="+", help="kernel runs: the -o path with or without .json")
+    ap.add_argument("--below-ms", type=float, default=1.0, help="min-RTT estimate that ends the lock-in")
+    ap.add_argument("--ours", action="store_true", help=ours_help)
+    return ap.parse_args()
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("runs", nargs="+", help="kernel runs: the -o path with or without .json")
-    ap.add_argument("--below-ms", type=float, default=1.0, help="min-RTT estimate that ends the lock-in")
-    ap.add_argument("--ours", action="store_true", help="also run the engine's pair (seeds 1-5) per setting")
-    a = ap.parse_args()
+    a = parse_args(__doc__, "also run the engine's pair (seeds 1-5) per setting")
     rows = [kernel_row(r.removesuffix(".json"), a.below_ms) for r in a.runs]
     for limit, stagger, dur in sorted({(r["limit"], r["stagger_s"], r["duration_s"]) for r in rows}):
         group = [r for r in rows if (r["limit"], r["stagger_s"], r["duration_s"]) == (limit, stagger, dur)]
