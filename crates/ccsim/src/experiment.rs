@@ -18,7 +18,7 @@ use crate::config::{ExperimentConfig, FlowConfig};
 use crate::host::{noise, Host, HostConfig};
 use crate::net::feedback::reverse_entry_hop;
 use crate::net::{
-    Ack, Ecn, FeedbackRequest, Handshake, HandshakeKind, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES,
+    Ack, Ecn, FeedbackRequest, FeedbackTable, Handshake, HandshakeKind, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES,
     HEADER_BYTES, SYN_WIRE_BYTES, UDP_HEADER_BYTES,
 };
 use crate::net::link::LinkWake;
@@ -259,6 +259,8 @@ struct World<'a, 'e> {
     spill: Option<Spill<'a>>,
     stats: RunStats,
     seg_buf: Vec<Segment>,
+    /// Messages of the feedback packets in flight (`Payload::Feedback` holds a slot).
+    feedback_msgs: FeedbackTable,
     /// End hosts: `2 i` is sender i's host (its flows' ACKs arrive there), `2 i + 1`
     /// the host of sender i's receivers (data arrives there).
     hosts: Vec<Host>,
@@ -342,7 +344,7 @@ pub fn run_json_streaming(
 
 fn ack_wire_bytes(a: &Ack) -> u32 {
     // SACK option: kind+len (2) + 8 per block, padded with two NOPs (Linux).
-    HEADER_BYTES + if a.n_sack > 0 { 4 + 8 * a.n_sack as u32 } else { 0 }
+    HEADER_BYTES + if a.n_sack() > 0 { 4 + 8 * a.n_sack() as u32 } else { 0 }
 }
 
 impl<'a, 'e> World<'a, 'e> {
@@ -400,6 +402,7 @@ impl<'a, 'e> World<'a, 'e> {
             spill: None,
             stats: RunStats::default(),
             seg_buf: Vec::new(),
+            feedback_msgs: FeedbackTable::default(),
             hosts,
             host_direct,
             poll_buf: Vec::new(),
@@ -740,7 +743,8 @@ impl<'a, 'e> World<'a, 'e> {
                 self.stats.handshake_pkts_delivered += 1;
                 self.handshake_arrived(now, f, h);
             }
-            Payload::Feedback(fb) => {
+            Payload::Feedback(slot) => {
+                let fb = self.feedback_msgs.take(slot);
                 self.stats.feedback_pkts_delivered += 1;
                 let name = &self.links[fb.link as usize].name;
                 self.events.push(now, "feedback", f as i64, name, "", fb.sent_at as f64, fb.flows as f64);
@@ -764,7 +768,7 @@ impl<'a, 'e> World<'a, 'e> {
         let path = &self.flows[req.flow as usize].path;
         let rev = path.rev_route;
         let (fwd_len, rev_len) = (self.routes.hops(path.fwd_route).len(), self.routes.hops(rev).len());
-        let p = Packet { flow: req.flow, wire_bytes: FEEDBACK_WIRE_BYTES, route: rev, hop: 0, ecn: Ecn::NotEct, payload: Payload::Feedback(msg) };
+        let p = Packet { flow: req.flow, wire_bytes: FEEDBACK_WIRE_BYTES, route: rev, hop: 0, ecn: Ecn::NotEct, payload: Payload::Feedback(self.feedback_msgs.insert(msg)) };
         match reverse_entry_hop(fwd_len, rev_len, req.hop as usize) {
             Some(hop) => {
                 let link = self.routes.hops(rev)[hop];
@@ -848,7 +852,8 @@ impl<'a, 'e> World<'a, 'e> {
                 self.stats.ack_pkts_dropped += 1;
                 a.cum as f64
             }
-            Payload::Feedback(_) => {
+            Payload::Feedback(slot) => {
+                self.feedback_msgs.take(slot);
                 self.stats.feedback_pkts_dropped += 1;
                 f64::NAN
             }

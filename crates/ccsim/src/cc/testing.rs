@@ -563,12 +563,12 @@ impl TimelineHarness {
             self.arrived += 1;
             let ecn = if ce { Ecn::Ce } else { Ecn::Ect };
             if let Some(ack) = self.receiver.on_segment(self.now, &f.seg, ecn) {
-                dsack = ack.dsack.or(dsack);
+                dsack = ack.dsack().or(dsack);
                 last = Some(ack);
             }
         }
         if let Some(mut ack) = last {
-            ack.dsack = ack.dsack.or(dsack);
+            ack.set_dsack(ack.dsack().or(dsack));
             self.sender_ack(&ack);
         }
         self.sync();

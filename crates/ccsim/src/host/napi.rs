@@ -101,7 +101,7 @@ mod tests {
     }
 
     fn ack(flow: u32) -> Packet {
-        let a = Ack { cum: 1, sack: [(0, 0); 3], n_sack: 0, dsack: None, ece: false, tsecr: 0, delayed: false };
+        let a = Ack::new(1, &[], None, false, 0, false);
         Packet { flow, wire_bytes: 52, route: 0, hop: 0, ecn: Ecn::NotEct, payload: Payload::Ack(a) }
     }
 

@@ -106,3 +106,37 @@ mod tests {
         assert_eq!(reverse_entry_hop(3, 4, 1), Some(0));
     }
 }
+
+/// Feedback messages in flight, by slot: a feedback packet carries its slot
+/// (`Payload::Feedback`) rather than the message, which is larger than a data
+/// segment or ACK and would widen every packet copied through queues and links.
+/// A slot is freed when its packet is delivered or dropped.
+#[derive(Debug, Default)]
+pub struct FeedbackTable {
+    msgs: Vec<NetworkFeedback>,
+    free: Vec<u32>,
+}
+
+impl FeedbackTable {
+    /// Store `msg` and return its slot.
+    pub fn insert(&mut self, msg: NetworkFeedback) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.msgs[slot as usize] = msg;
+                slot
+            }
+            None => {
+                let slot = u32::try_from(self.msgs.len()).expect("more than 2^32 feedback packets in flight");
+                self.msgs.push(msg);
+                slot
+            }
+        }
+    }
+
+    /// The message in `slot`, freeing the slot.
+    pub fn take(&mut self, slot: u32) -> NetworkFeedback {
+        debug_assert!(!self.free.contains(&slot), "feedback slot {slot} taken twice");
+        self.free.push(slot);
+        self.msgs[slot as usize]
+    }
+}

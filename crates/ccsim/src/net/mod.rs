@@ -8,7 +8,7 @@ pub mod link;
 pub mod loss;
 
 pub use cut_through::CutThrough;
-pub use feedback::{FeedbackRequest, NetworkFeedback, FEEDBACK_WIRE_BYTES};
+pub use feedback::{FeedbackRequest, FeedbackTable, NetworkFeedback, FEEDBACK_WIRE_BYTES};
 pub use link::{Link, LinkId};
 pub use loss::{LossConfig, LossModel};
 
@@ -43,16 +43,23 @@ pub struct Segment {
 }
 
 /// An acknowledgment with SACK information.
+///
+/// SACK blocks and the D-SACK segment are stored as offsets from `cum` (32 bits) so
+/// that an ACK packet moves in fewer bytes through queues, links and delay lines
+/// (`Packet` is copied by value at every hop; see docs/benchmarks.md). The offsets are
+/// bounded by the receiver's out-of-order span; [`Ack::new`] checks that they fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Next segment expected (cumulative ACK).
     pub cum: u64,
-    /// SACK blocks [start, end) in segments, most recent first; `n_sack` are valid.
-    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
-    pub n_sack: u8,
+    /// SACK blocks [start, end) as offsets from `cum`, most recent first; `n_sack`
+    /// are valid.
+    sack: [(u32, u32); MAX_SACK_BLOCKS],
+    n_sack: u8,
     /// The duplicate segment this ACK reports (D-SACK, RFC 2883: the first SACK
-    /// block), if any.
-    pub dsack: Option<u64>,
+    /// block), if any, as an offset from `cum` (below it for a duplicate of
+    /// cumulatively acknowledged data).
+    dsack: Option<i32>,
     /// ECN echo.
     pub ece: bool,
     /// Timestamp echo reply (TSecr).
@@ -61,12 +68,56 @@ pub struct Ack {
     pub delayed: bool,
 }
 
+impl Ack {
+    /// An ACK of `cum` with SACK blocks `sack` ([start, end) in segments, at most
+    /// [`MAX_SACK_BLOCKS`], each at or above `cum`) and D-SACK segment `dsack`.
+    /// Panics if a block or the D-SACK segment is more than 2^31 segments from `cum`
+    /// (no receiver window comes near).
+    pub fn new(cum: u64, sack: &[(u64, u64)], dsack: Option<u64>, ece: bool, tsecr: Time, delayed: bool) -> Ack {
+        assert!(sack.len() <= MAX_SACK_BLOCKS, "{} SACK blocks, at most {MAX_SACK_BLOCKS}", sack.len());
+        let off = |s: u64| {
+            s.checked_sub(cum).and_then(|d| u32::try_from(d).ok()).expect("SACK block below cum or 2^32 segments above it")
+        };
+        let mut blocks = [(0u32, 0u32); MAX_SACK_BLOCKS];
+        for (b, &(start, end)) in blocks.iter_mut().zip(sack) {
+            *b = (off(start), off(end));
+        }
+        let mut ack = Ack { cum, sack: blocks, n_sack: sack.len() as u8, dsack: None, ece, tsecr, delayed };
+        ack.set_dsack(dsack);
+        ack
+    }
+
+    /// Number of SACK blocks.
+    pub fn n_sack(&self) -> usize {
+        self.n_sack as usize
+    }
+
+    /// The SACK blocks [start, end) in segments, most recent first.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.sack[..self.n_sack as usize].iter().map(|&(s, e)| (self.cum + s as u64, self.cum + e as u64))
+    }
+
+    /// The duplicate segment this ACK reports (D-SACK), if any.
+    pub fn dsack(&self) -> Option<u64> {
+        self.dsack.map(|d| self.cum.wrapping_add_signed(d as i64))
+    }
+
+    /// Set the D-SACK segment. Panics if it is 2^31 segments or more from `cum`.
+    pub fn set_dsack(&mut self, dsack: Option<u64>) {
+        self.dsack = dsack.map(|s| {
+            i32::try_from(s as i128 - self.cum as i128).expect("D-SACK segment 2^31 segments or more from cum")
+        });
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Payload {
     Data(Segment),
     Ack(Ack),
-    /// A network element's message to the flow's sender (see [`feedback`]).
-    Feedback(NetworkFeedback),
+    /// A network element's message to the flow's sender (see [`feedback`]): an index
+    /// into the world's table of messages in flight ([`FeedbackTable`]), so that
+    /// the rare, large message does not widen every packet.
+    Feedback(u32),
     /// A datagram of an inelastic (UDP) source: no ACK, no congestion control.
     Datagram { seq: u64 },
     /// A segment of the three-way handshake (`tcp::handshake`).
@@ -113,6 +164,12 @@ pub struct Packet {
     pub payload: Payload,
 }
 
+// Packets are copied by value at every queue, link and delay-line step: keep them
+// small (104 bytes before ACK offsets and the feedback table; see docs/benchmarks.md).
+const _: () = assert!(std::mem::size_of::<Ack>() == 56);
+const _: () = assert!(std::mem::size_of::<Payload>() == 56);
+const _: () = assert!(std::mem::size_of::<Packet>() == 72);
+
 impl Packet {
     pub fn is_data(&self) -> bool {
         matches!(self.payload, Payload::Data(_) | Payload::Datagram { .. })
@@ -131,5 +188,50 @@ impl Packet {
             Payload::Ack(_) | Payload::Feedback(_) => true,
             Payload::Handshake(h) => h.kind == HandshakeKind::SynAck,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_keeps_sack_blocks_and_dsack_exactly() {
+        let cum = (1u64 << 40) + 7;
+        let blocks = [(cum + 10, cum + 12), (cum + 3, cum + 5), (cum + 1, cum + 2)];
+        let mut a = Ack::new(cum, &blocks, Some(cum - 4), true, 99, false);
+        assert_eq!(a.n_sack(), 3);
+        assert_eq!(a.sack_blocks().collect::<Vec<_>>(), blocks);
+        assert_eq!(a.dsack(), Some(cum - 4));
+        a.set_dsack(Some(cum + 11));
+        assert_eq!(a.dsack(), Some(cum + 11));
+        a.set_dsack(None);
+        assert_eq!(a.dsack(), None);
+        assert_eq!(Ack::new(5, &[], None, false, 0, false).sack_blocks().count(), 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "SACK block below cum")]
+    fn ack_refuses_a_block_it_cannot_store() {
+        Ack::new(100, &[(90, 95)], None, false, 0, false);
+    }
+
+    #[test]
+    #[should_panic(expected = "D-SACK segment")]
+    fn ack_refuses_a_dsack_it_cannot_store() {
+        Ack::new(1 << 40, &[], Some(1), false, 0, false);
+    }
+
+    #[test]
+    fn feedback_table_reuses_freed_slots() {
+        let mut t = FeedbackTable::default();
+        let a = t.insert(NetworkFeedback { flows: 1, ..Default::default() });
+        let b = t.insert(NetworkFeedback { flows: 2, ..Default::default() });
+        assert_ne!(a, b);
+        assert_eq!(t.take(a).flows, 1);
+        let c = t.insert(NetworkFeedback { flows: 3, ..Default::default() });
+        assert_eq!(c, a);
+        assert_eq!(t.take(b).flows, 2);
+        assert_eq!(t.take(c).flows, 3);
     }
 }

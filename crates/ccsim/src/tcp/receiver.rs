@@ -238,15 +238,7 @@ impl Receiver {
                 n += 1;
             }
         }
-        let ack = Ack {
-            cum: self.rcv_nxt,
-            sack,
-            n_sack: n as u8,
-            dsack: self.pending_dsack,
-            ece: self.ece_pending,
-            tsecr: self.ts_recent,
-            delayed,
-        };
+        let ack = Ack::new(self.rcv_nxt, &sack[..n], self.pending_dsack, self.ece_pending, self.ts_recent, delayed);
         self.pending_dsack = None;
         ack
     }

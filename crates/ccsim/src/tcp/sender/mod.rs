@@ -388,7 +388,7 @@ impl Sender {
         let mut sack_first_xmit: Option<Time> = None;
 
         // --- SACK blocks (`tcp_sacktag_write_queue`).
-        for &(start, end) in &ack.sack[..ack.n_sack as usize] {
+        for (start, end) in ack.sack_blocks() {
             let lo = start.max(self.snd_una);
             let hi = end.min(self.snd_nxt);
             let mut seg = lo;
@@ -404,7 +404,7 @@ impl Sender {
                 seg += 1;
             }
         }
-        if let Some(dup) = ack.dsack {
+        if let Some(dup) = ack.dsack() {
             self.count_dsack(dup);
         }
 
@@ -455,7 +455,7 @@ impl Sender {
         // --- TLP outcome (`tcp_process_tlp_ack`).
         if let Some(tlp) = self.tlp_high_seq {
             if ack.cum >= tlp {
-                if !self.tlp_retrans || ack.dsack.is_some() {
+                if !self.tlp_retrans || ack.dsack().is_some() {
                     self.tlp_high_seq = None;
                 } else if ack.cum > tlp {
                     // The probe repaired a loss: reduce cwnd once (CWR), as Linux.
