@@ -205,10 +205,12 @@ def _rtt_issues(x: Experiment) -> list[tuple[str, str]]:
     for i, (s, p) in enumerate(zip(x.senders, x.paths(), strict=True)):
         prop = p.propagation_rtt_ns
         if x.topology is None:
-            what = f"twice bottleneck.delay ({format_duration(prop // 2)})"
+            base = "twice bottleneck.delay"
+            what = f"{base} ({format_duration(prop // 2)})"
         else:
+            base = "the propagation RTT of its path"
             crossed = ", ".join(links[k].path for k, _ in p.hops)
-            what = f"the propagation RTT of its path ({format_duration(prop)}: twice the delays of {crossed})"
+            what = f"{base} ({format_duration(prop)}: twice the delays of {crossed})"
         if s.rtt is None:
             if prop == 0:
                 issues.append((f"senders[{i}].rtt", f"is required: the links of its route have no delay ({p.nodes})"))
@@ -224,7 +226,7 @@ def _rtt_issues(x: Experiment) -> list[tuple[str, str]]:
                     (
                         f"senders[{i}].jitter",
                         f"{format_duration(s.jitter)!r} is not allowed: it must be at most the one-way delay it varies, "
-                        f"{format_duration(least)} (senders[{i}].rtt less {what.split(' (')[0]}, placed by "
+                        f"{format_duration(least)} (senders[{i}].rtt less {base}, placed by "
                         f"delay_path = {s.delay_path!r})",
                     )
                 )
