@@ -216,6 +216,9 @@ impl Link {
             self.queue.drop_external(p, DropReason::TailDrop);
             return (LinkWake::None, None);
         }
+        if !busy && self.queue.pass_through(&p, now) {
+            return self.start(p, now);
+        }
         self.queue.enqueue(p, now);
         if !busy {
             return self.start_next(now);
@@ -227,41 +230,11 @@ impl Link {
         (LinkWake::None, None)
     }
 
-    /// The transmitter is free at `now`: take the next packet from the queue, start
-    /// serializing it and put it on the delay line.
+    /// The transmitter is free at `now`: take the next packet from the queue and
+    /// start it, or ask for a poll when a shaper holds packets back.
     fn start_next(&mut self, now: Time) -> (LinkWake, Option<Time>) {
         match self.queue.dequeue(now) {
-            Some(p) => {
-                let (ns, rem) = serialization(p.wire_bytes as u64, self.rate_bps, self.remainder);
-                self.remainder = rem;
-                self.busy_until = now + ns;
-                self.in_tx_bytes = p.wire_bytes;
-                self.tx_pkts += 1;
-                self.tx_bytes += p.wire_bytes as u64;
-                self.last_cut = false;
-                let (arrival, head) = match &mut self.jitter_rng {
-                    None => {
-                        let arrival = self.busy_until + self.delay;
-                        let was_empty = self.line.is_empty();
-                        self.line.push_back((arrival, p));
-                        (arrival, was_empty)
-                    }
-                    Some(rng) => {
-                        let arrival = self.busy_until + self.delay - self.jitter + rng.gen_range(0..2 * self.jitter);
-                        // After every packet due at or before it (netem's tfifo).
-                        let at = self.line.partition_point(|(t, _)| *t <= arrival);
-                        self.line.insert(at, (arrival, p));
-                        (arrival, true)
-                    }
-                };
-                let wake = if self.queue.backlog_pkts() > 0 {
-                    self.tx_wake_pending = true;
-                    LinkWake::TxDone(self.busy_until)
-                } else {
-                    LinkWake::None
-                };
-                (wake, head.then_some(arrival))
-            }
+            Some(p) => self.start(p, now),
             None => match self.queue.next_ready(now) {
                 Some(t) if self.poll_at.is_none_or(|p| p > t) => {
                     self.poll_at = Some(t);
@@ -270,6 +243,41 @@ impl Link {
                 _ => (LinkWake::None, None),
             },
         }
+    }
+
+    /// Start serializing `p` at `now` (the transmitter is free) and put it on the
+    /// delay line.
+    #[inline]
+    fn start(&mut self, p: Packet, now: Time) -> (LinkWake, Option<Time>) {
+        let (ns, rem) = serialization(p.wire_bytes as u64, self.rate_bps, self.remainder);
+        self.remainder = rem;
+        self.busy_until = now + ns;
+        self.in_tx_bytes = p.wire_bytes;
+        self.tx_pkts += 1;
+        self.tx_bytes += p.wire_bytes as u64;
+        self.last_cut = false;
+        let (arrival, head) = match &mut self.jitter_rng {
+            None => {
+                let arrival = self.busy_until + self.delay;
+                let was_empty = self.line.is_empty();
+                self.line.push_back((arrival, p));
+                (arrival, was_empty)
+            }
+            Some(rng) => {
+                let arrival = self.busy_until + self.delay - self.jitter + rng.gen_range(0..2 * self.jitter);
+                // After every packet due at or before it (netem's tfifo).
+                let at = self.line.partition_point(|(t, _)| *t <= arrival);
+                self.line.insert(at, (arrival, p));
+                (arrival, true)
+            }
+        };
+        let wake = if self.queue.backlog_pkts() > 0 {
+            self.tx_wake_pending = true;
+            LinkWake::TxDone(self.busy_until)
+        } else {
+            LinkWake::None
+        };
+        (wake, head.then_some(arrival))
     }
 
     /// A scheduled poll of a shaping queue: start transmitting if idle.

@@ -276,6 +276,27 @@ impl Queue {
         Some(q.packet)
     }
 
+    /// A packet reaching an idle transmitter whose plain FIFO is empty leaves it at
+    /// once: count its enqueue and its dequeue (sojourn 0) as `enqueue` then
+    /// `dequeue` would, without the copies into and out of the FIFO, and return true.
+    /// False (nothing done) for any other qdisc, a backlog, or a packet the FIFO
+    /// would not admit: the caller then takes the ordinary path.
+    #[inline]
+    pub fn pass_through(&mut self, p: &Packet, now: Time) -> bool {
+        let Discipline::Fifo(f) = &self.qdisc else { return false };
+        if f.backlog_pkts() > 0 || !f.admits_with(p, 0, 0) {
+            return false;
+        }
+        self.stats.enqueued_pkts += 1;
+        self.stats.dequeued_pkts += 1;
+        self.stats.dequeued_bytes += p.wire_bytes as u64;
+        self.sojourn.count += 1;
+        if self.sojourn_every > 0 && self.stats.dequeued_pkts.is_multiple_of(self.sojourn_every) {
+            self.sojourn_samples.push((now, 0));
+        }
+        true
+    }
+
     /// Record a drop that happened outside the qdisc proper (random loss on entry).
     pub fn drop_external(&mut self, p: Packet, reason: DropReason) {
         self.count_drop_reason(reason);
