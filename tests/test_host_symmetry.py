@@ -25,10 +25,16 @@ GRID_SEEDS = range(1, 11)
 TOLERANCE = 0.03
 
 
-def two_flows(cca: str, limit: int, rtt: str, first: int, seed: int, duration: int = 20) -> dict:
+def two_flows(cca: str, limit: int, rtt: str, first: int, seed: int, duration: int = 20, warmup: int = 5) -> dict:
     starts = ["0ms", "2ms"] if first == 1 else ["2ms", "0ms"]
     return {
-        "experiment": {"name": "sym", "seed": seed, "duration": f"{duration}s", "warmup": "5s", "sample_interval": "0s"},
+        "experiment": {
+            "name": "sym",
+            "seed": seed,
+            "duration": f"{duration}s",
+            "warmup": f"{warmup}s",
+            "sample_interval": "0s",
+        },
         "bottleneck": {"rate": "100Mbit", "buffer": f"{limit}pkt", "qdisc": "pfifo"},
         "senders": [{"name": "a", "rtt": rtt}, {"name": "b", "rtt": rtt}],
         "flows": [
@@ -38,22 +44,24 @@ def two_flows(cca: str, limit: int, rtt: str, first: int, seed: int, duration: i
     }
 
 
-def flow1_shares(cca: str, limit: int, rtt: str, first: int, duration: int = 20, seeds=SEEDS) -> list[float]:
+def flow1_shares(
+    cca: str, limit: int, rtt: str, first: int, duration: int = 20, seeds=SEEDS, warmup: int = 5
+) -> list[float]:
     out = []
     for seed in seeds:
-        f = ccbench.run(two_flows(cca, limit, rtt, first, seed, duration)).flows.sort_values("flow_id")
+        f = ccbench.run(two_flows(cca, limit, rtt, first, seed, duration, warmup)).flows.sort_values("flow_id")
         got = (f.delivered_bytes - f.delivered_bytes_at_warmup).tolist()
         out.append(got[0] / sum(got))
     return out
 
 
-def check(cca: str, limit: int, rtt: str, duration: int = 20, seeds=SEEDS) -> None:
+def check(cca: str, limit: int, rtt: str, duration: int = 20, seeds=SEEDS, warmup: int = 5) -> None:
     for first in (1, 2):
-        shares = flow1_shares(cca, limit, rtt, first, duration, seeds)
+        shares = flow1_shares(cca, limit, rtt, first, duration, seeds, warmup)
         mean = statistics.mean(shares)
         assert len(set(shares)) == len(shares), f"seeds gave identical runs: {shares}"
         assert abs(mean - 0.5) <= TOLERANCE, (
-            f"{cca} pfifo {limit} rtt {rtt}, flow {first} first: flow 1 mean share {mean:.3f} "
+            f"{cca} pfifo {limit} rtt {rtt}, [{warmup}s, {duration}s], flow {first} first: flow 1 mean share {mean:.3f} "
             f"(seeds {[round(s, 3) for s in shares]})"
         )
 
@@ -113,3 +121,31 @@ GRID = [(c, limit, rtt) for c in ("cubic", "reno", "bbr1") for limit in (20, 100
 )
 def test_symmetry_grid(cca, limit, rtt):
     check(cca, limit, rtt, seeds=GRID_SEEDS)
+
+
+# The known asymmetries of the 20-s grid are transients, not a split that the start order
+# fixes for good: measured after the mechanism that favours one flow has run its course,
+# each of them is even in both orders. Why these windows (not fitted to the outcome):
+# BBRv1's min-RTT lock-in ends at the first ProbeRTT, 10 s after the first flow's estimate
+# (the kernel: 10.1-10.6 s, docs/validation.md item 3); a deep-buffer CUBIC or Reno pair
+# converges by one step per congestion epoch, and with 500 packets an epoch takes 5-8 s
+# (CUBIC's K = cbrt(W_max * 0.3 / 0.4) at W_max ~ 250-400 packets; Reno's W/2 RTTs at
+# ~50 ms), so [100 s, 300 s] starts after more than 10 epochs and averages 25-40 of them.
+# The per-seed spread of the deep-buffer CUBIC pair at 50 us is about 0.055, so 20 seeds
+# put the ±0.03 bound at 2.5 standard errors of the mean.
+STEADY_STATE = {"duration": 300, "warmup": 100, "seeds": range(1, 21)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cca, limit, rtt", sorted(KNOWN_ASYMMETRIC))
+def test_the_known_asymmetries_even_out_in_steady_state(cca, limit, rtt):
+    check(cca, limit, rtt, **STEADY_STATE)
+
+
+def test_bbr1_min_rtt_lock_in_ends_and_the_split_evens_out():
+    """The fast representative of the steady-state cases: two BBRv1 flows at 50 us into
+    100 packets favour the later flow for the first ~10 s (its min-RTT estimate holds the
+    first flow's queue, as in the kernel), and split evenly after the first ProbeRTT."""
+    before_probe_rtt = statistics.mean(flow1_shares("bbr1", 100, "50us", first=1, duration=9, warmup=2))
+    assert before_probe_rtt < 0.45, f"no lock-in before the first ProbeRTT: flow 1 got {before_probe_rtt:.3f}"
+    check("bbr1", 100, "50us", duration=120, warmup=60)
