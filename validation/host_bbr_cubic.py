@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""BBRv1 against CUBIC at 50 µs, kernel and engine side by side (docs/validation.md,
-"Rows still outside", item 6). For each kernel run of `netns_host.sh -T MS bbr,cubic` it
+"""BBRv1 against CUBIC at 100 packets, kernel and engine side by side (docs/validation.md,
+"Rows still outside", item 6), at 50 µs or with 20 ms on the ACK path (`-D 20`; the
+kernel runs' `ack_delay_ms` picks the engine's spec). For each kernel run of `netns_host.sh -T MS bbr,cubic` it
 reads the `ss -tin` samples of both data connections and prints, over the statistics
 window: flow 1's (BBR's) share, which flow's data started first, BBR's first min-RTT
 estimate and when it first falls below --below-ms, BBR's mean min-RTT estimate, cwnd and
@@ -11,7 +12,9 @@ load average. With --ours it runs the engine's pair (host_grid.py's spec, plain 
 --rig-tbf, seeds 1-5) and prints the same columns from its 100 ms samples.
 
     sudo NS_PREFIX=bc- validation/netns_host.sh -l 100 -d 20 -w 5 -T 100 -o runs/r1.json bbr,cubic
-    python3 validation/host_bbr_cubic.py validation/data/host/bbr-cubic/*.json --ours
+    python3 validation/host_bbr_cubic.py validation/data/host/bbr-cubic/p100-d0-*.json --ours
+    sudo NS_PREFIX=bc- validation/netns_host.sh -l 100 -D 20 -d 20 -w 5 -T 100 -o runs/r1.json bbr,cubic
+    python3 validation/host_bbr_cubic.py validation/data/host/bbr-cubic/p100-d20-*.json --ours
 """
 
 from __future__ import annotations
@@ -81,11 +84,12 @@ def kernel_row(run: str, below_ms: float) -> dict:
     bbr = next(v for v in flows.values() if v[0]["cca"] == "bbr")
     cubic = next(v for v in flows.values() if v[0]["cca"] == "cubic")
     return {"run": run.rsplit("/", 1)[-1], "share1": summary["shares"][0], "load": summary["loadavg_after"],
+            "ack_delay_ms": summary["ack_delay_ms"],
             "retrans": [f["retrans_in_window"] for f in summary["flows"]]} | summarize(
         bbr, cubic, summary["warmup_s"], summary["duration_s"], below_ms)
 
 
-def ours_rows(limit: int, rig_tbf: bool, below_ms: float, seeds=range(1, 6)) -> list[dict]:
+def ours_rows(limit: int, rig_tbf: bool, below_ms: float, ack_delay_ms: int = 0, seeds=range(1, 6)) -> list[dict]:
     from host_grid import spec
 
     import ccbench
@@ -93,7 +97,7 @@ def ours_rows(limit: int, rig_tbf: bool, below_ms: float, seeds=range(1, 6)) -> 
     rows = []
     for seed in seeds:
         # the grid's "now" host ([host] gro_max_size = 1500, as the kernel rig's veths)
-        r = ccbench.run(spec("bbr,cubic", limit, 0, seed, {"gro_max_size": 1500}, True, 20, 5, rig_tbf))
+        r = ccbench.run(spec("bbr,cubic", limit, ack_delay_ms, seed, {"gro_max_size": 1500}, True, 20, 5, rig_tbf))
         f = r.flows.sort_values("flow_id")
         got = (f.delivered_bytes - f.delivered_bytes_at_warmup).tolist()
         ts = r.flow_ts
@@ -126,12 +130,18 @@ def show(rows: list[dict]) -> None:
 
 def main() -> None:
     a = parse_args(__doc__, "also run the engine's pair, plain and --rig-tbf (seeds 1-5)")
-    print("== kernel, bbr,cubic, pfifo 100 packets, 50 µs, window [5, 20] s")
-    show([kernel_row(r.removesuffix(".json"), a.below_ms) for r in a.runs])
+    rows = [kernel_row(r.removesuffix(".json"), a.below_ms) for r in a.runs]
+    delays = {r["ack_delay_ms"] for r in rows}
+    if len(delays) != 1:
+        raise SystemExit(f"give runs of one ACK delay at a time (got {sorted(delays)} ms)")
+    delay = round(delays.pop())
+    path = f"{delay} ms on the ACK path" if delay else "50 µs"
+    print(f"== kernel, bbr,cubic, pfifo 100 packets, {path}, window [5, 20] s")
+    show(rows)
     if a.ours:
         for tbf in (False, True):
             print(f"== ours{' --rig-tbf' if tbf else ''}, seeds 1-5")
-            show(ours_rows(100, tbf, a.below_ms))
+            show(ours_rows(100, tbf, a.below_ms, delay))
 
 
 if __name__ == "__main__":
