@@ -94,6 +94,11 @@ pub struct ProcessingDelay {
     /// Multiplier of the measured delays; 0 turns the noise off (ideal host).
     scale: f64,
     rng: SimRng,
+    /// The next delay, drawn one call ahead: the caller schedules with a value
+    /// already computed, and the next draw (a chain of dependent floating-point
+    /// operations, a division among them) runs while the event loop goes on. The
+    /// stream yields the same values in the same order.
+    next: Time,
 }
 
 const BUCKETS: usize = 64;
@@ -118,7 +123,11 @@ impl ProcessingDelay {
             segments[i] = Segment { p1, p0, width: p1 - p0, t0: t0 as f64, span: t1 as f64 - t0 as f64 };
         }
         let first = std::array::from_fn(|b| knot_index(table, b as f64 / BUCKETS as f64) as u8);
-        Self { segments, first, scale, rng }
+        let mut d = Self { segments, first, scale, rng, next: 0 };
+        if !d.is_off() {
+            d.next = d.draw();
+        }
+        d
     }
 
     pub fn is_off(&self) -> bool {
@@ -127,10 +136,17 @@ impl ProcessingDelay {
 
     /// Next delay (ns). Draws from the stream only when the noise is on, so an
     /// ideal host consumes no randomness.
+    #[inline]
     pub fn sample(&mut self) -> Time {
         if self.is_off() {
             return 0;
         }
+        let t = self.next;
+        self.next = self.draw();
+        t
+    }
+
+    fn draw(&mut self) -> Time {
         let u: f64 = self.rng.gen();
         round_to_time(self.interpolate(u) * self.scale)
     }
@@ -232,6 +248,19 @@ mod tests {
                     assert_eq!(fast.to_bits(), slow.to_bits(), "u = {u}");
                     assert_eq!(round_to_time(fast * scale), (slow * scale).round() as Time, "u = {u}");
                 }
+            }
+        }
+    }
+
+    /// Drawing one ahead changes nothing: the delays are the reference's, in order.
+    #[test]
+    fn samples_are_the_streams_draws_in_order() {
+        for scale in [1.0, 0.37] {
+            let mut d = ProcessingDelay::new(LINUX_RX, scale, rng());
+            let mut r = rng();
+            for i in 0..10_000 {
+                let want = (inverse_cdf(LINUX_RX, r.gen::<f64>()) * scale).round() as Time;
+                assert_eq!(d.sample(), want, "draw {i} at scale {scale}");
             }
         }
     }
