@@ -26,7 +26,7 @@ use crate::net::loss::{LossConfig, LossModel};
 use crate::net::Packet;
 use crate::qdisc::{DropReason, Queue, QueueStats};
 use crate::sim::SimRng;
-use crate::units::{serialization, Bps, Time};
+use crate::units::{serialization, serialization_by, Bps, Divisor, Time};
 
 pub type LinkId = u32;
 
@@ -34,6 +34,8 @@ pub type LinkId = u32;
 pub struct Link {
     pub name: String,
     pub rate_bps: Bps,
+    /// `rate_bps` as a divisor (serialization divides by it for every packet).
+    rate_div: Divisor,
     /// The fastest rate the link has had so far (for the one-way delay floor).
     peak_rate_bps: Bps,
     pub delay: Time,
@@ -98,6 +100,7 @@ impl Link {
         Self {
             name,
             rate_bps,
+            rate_div: Divisor::new(rate_bps),
             peak_rate_bps: rate_bps,
             delay,
             jitter: 0,
@@ -249,7 +252,7 @@ impl Link {
     /// delay line.
     #[inline]
     fn start(&mut self, p: Packet, now: Time) -> (LinkWake, Option<Time>) {
-        let (ns, rem) = serialization(p.wire_bytes as u64, self.rate_bps, self.remainder);
+        let (ns, rem) = serialization_by(p.wire_bytes as u64, &self.rate_div, self.remainder);
         self.remainder = rem;
         self.busy_until = now + ns;
         self.in_tx_bytes = p.wire_bytes;
@@ -348,6 +351,7 @@ impl Link {
     /// Apply a rate change; takes effect from the next packet serialized.
     pub fn set_rate(&mut self, rate_bps: Bps) {
         self.rate_bps = rate_bps;
+        self.rate_div = Divisor::new(rate_bps);
         self.peak_rate_bps = self.peak_rate_bps.max(rate_bps);
         self.remainder = 0;
     }
