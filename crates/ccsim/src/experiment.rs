@@ -880,10 +880,17 @@ impl<'a, 'e> World<'a, 'e> {
     }
 
     /// Record the drops and CE marks a link's queue made (at enqueue or dequeue).
+    /// Inline, so that the common case (nothing to record) costs no call per link
+    /// operation.
+    #[inline]
     fn collect_queue_report(&mut self, now: Time, l: LinkId) {
-        if self.links[l as usize].queue.report.is_empty() {
-            return;
+        if !self.links[l as usize].queue.report.is_empty() {
+            self.record_queue_report(now, l);
         }
+    }
+
+    #[inline(never)]
+    fn record_queue_report(&mut self, now: Time, l: LinkId) {
         let mut report = std::mem::take(&mut self.links[l as usize].queue.report);
         for (p, reason) in &report.drops {
             if p.is_data() {

@@ -51,9 +51,11 @@ impl Qdisc for Fifo {
         }
     }
 
+    #[inline]
     fn backlog_bytes(&self) -> u64 {
         self.q.bytes()
     }
+    #[inline]
     fn backlog_pkts(&self) -> u64 {
         self.q.len() as u64
     }

@@ -75,6 +75,7 @@ impl Report {
     pub fn drop(&mut self, p: Packet, reason: DropReason) {
         self.drops.push((p, reason));
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.drops.is_empty() && self.marks.is_empty() && self.feedback.is_empty()
     }
@@ -320,21 +321,40 @@ impl Queue {
         }
     }
 
+    // The per-packet queries match on the discipline rather than go through `get`:
+    // a FIFO's then inline, where `get`'s trait object cost an indirect call each
+    // (`Link::start` asks for the backlog on every packet).
+    #[inline]
     pub fn backlog_bytes(&self) -> u64 {
-        self.qdisc.get().backlog_bytes()
+        match &self.qdisc {
+            Discipline::Fifo(f) => f.backlog_bytes(),
+            Discipline::Other(q) => q.backlog_bytes(),
+        }
     }
+    #[inline]
     pub fn backlog_pkts(&self) -> u64 {
-        self.qdisc.get().backlog_pkts()
+        match &self.qdisc {
+            Discipline::Fifo(f) => f.backlog_pkts(),
+            Discipline::Other(q) => q.backlog_pkts(),
+        }
     }
     pub fn aqm_state(&self) -> AqmState {
         self.qdisc.get().aqm_state()
     }
     /// See [`Qdisc::admits_with`].
+    #[inline]
     pub fn admits_with(&self, p: &Packet, extra_pkts: u64, extra_bytes: u64) -> bool {
-        self.qdisc.get().admits_with(p, extra_pkts, extra_bytes)
+        match &self.qdisc {
+            Discipline::Fifo(f) => f.admits_with(p, extra_pkts, extra_bytes),
+            Discipline::Other(q) => q.admits_with(p, extra_pkts, extra_bytes),
+        }
     }
+    #[inline]
     pub fn next_ready(&self, now: Time) -> Option<Time> {
-        self.qdisc.get().next_ready(now)
+        match &self.qdisc {
+            Discipline::Fifo(f) => f.next_ready(now),
+            Discipline::Other(q) => q.next_ready(now),
+        }
     }
     /// The sojourn window since the last call, reset.
     pub fn take_sojourn(&mut self) -> SojournWindow {

@@ -34,12 +34,14 @@ impl TimedFifo {
     pub fn front(&self) -> Option<&Queued> {
         self.q.front()
     }
+    #[inline]
     pub fn len(&self) -> usize {
         self.q.len()
     }
     pub fn is_empty(&self) -> bool {
         self.q.is_empty()
     }
+    #[inline]
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
