@@ -194,7 +194,9 @@ impl Htcp {
             let scale = ((hz << 3) / (10 * self.min_rtt)).clamp(1 << 2, 10 << 3);
             factor = ((factor << 3) / scale).max(1);
         }
-        self.alpha = 2 * factor * ((1 << 7) - self.beta);
+        // u32 arithmetic that wraps, as Linux's: after a long time without congestion
+        // (or a `last_cong` restored by an undo to after `now`) the product overflows.
+        self.alpha = 2u32.wrapping_mul(factor).wrapping_mul((1 << 7) - self.beta);
         if self.alpha == 0 {
             self.alpha = ALPHA_BASE;
         }
@@ -412,6 +414,22 @@ mod tests {
         c.max_rtt = 5;
         c.beta_update();
         assert_eq!(c.alpha_beta().1, 102.0 / 128.0);
+    }
+
+    #[test]
+    fn alpha_wraps_as_linux_u32_after_a_long_congestion_free_time() {
+        // Δ of about 4.3 million jiffies (a `last_cong` ahead of `now`, as an undo can
+        // leave it): factor ≈ 1.8·10^10, truncated to u32, then 2·factor·(128 − β)
+        // wraps in Linux's u32 arithmetic; debug builds panicked on the overflow.
+        let mut c = Htcp::new(Params { use_rtt_scaling: false, ..Params::default() });
+        c.hz = 250;
+        c.beta = BETA_MIN;
+        c.last_cong = 10;
+        c.alpha_update(5);
+        let diff = 5u32.wrapping_sub(10) as u64 - 250;
+        let factor = (1 + (10 * diff + (diff / 2) * (diff / 2) / 250) / 250) as u32;
+        let alpha = 2u32.wrapping_mul(factor).wrapping_mul(128 - BETA_MIN);
+        assert_eq!(c.alpha, if alpha == 0 { ALPHA_BASE } else { alpha });
     }
 
     #[test]
