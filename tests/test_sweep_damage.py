@@ -164,3 +164,15 @@ def test_a_damaged_run_is_reported_not_overwritten_and_recomputed_once_deleted(g
     assert "2 complete (1 already complete, 2 run now), 1 failed" in r.stdout, r.output  # + the refused one
     assert SweepResults(d).runs.set_index("run_id").loc[victim, "status"] == "complete"
     assert (d / "runs" / victim / "flows.parquet").read_bytes() == before  # the same run, recomputed
+
+
+def test_a_column_name_that_is_not_utf8_is_a_results_error(good_sweep, tmp_path):
+    # A flipped byte in a column's name in a Parquet footer: pyarrow reads the file,
+    # then fails to decode the name (UnicodeDecodeError) when the runs' tables meet.
+    d = copy_sweep(good_sweep, tmp_path / "name")
+    victim = sorted(d.glob("runs/*/flows.parquet"))[0]
+    raw = victim.read_bytes()
+    footer = len(raw) - 8 - int.from_bytes(raw[-8:-4], "little")
+    victim.write_bytes(raw[:footer] + raw[footer:].replace(b"delivered_bytes", b"delivered\x8cbytes"))
+    with pytest.raises(ResultsError):
+        _ = ccbench.load(d).flows

@@ -167,7 +167,7 @@ class SweepResults:
             path = self.layout.run_dir(rid) / f"{name}.parquet"
             try:
                 t = pq.read_table(path, columns=columns)
-            except (OSError, pa.ArrowException) as e:
+            except (OSError, pa.ArrowException, UnicodeDecodeError) as e:  # a flipped byte in a column's name
                 raise ResultsError(f"cannot read {path} (run {rid}): {str(e)[:200]}") from None
             t = t.append_column("run_id", pa.array([rid] * t.num_rows, type=pa.string()))
             parts.append(t)
@@ -176,13 +176,13 @@ class SweepResults:
         # Dictionary columns may have different dictionaries per run: unify them.
         try:
             table = pa.concat_tables(parts, promote_options="permissive").unify_dictionaries()
-        except pa.ArrowException as e:
+        except (pa.ArrowException, UnicodeDecodeError) as e:  # a column's name may be damaged (not UTF-8)
             raise ResultsError(
                 f"the {name} tables of {self.path}'s runs do not fit together (a damaged run?): {str(e)[:200]}"
             ) from None
         try:
             df = table.to_pandas()
-        except pa.ArrowException as e:  # a flipped byte in a string column reads, then fails to convert
+        except (pa.ArrowException, UnicodeDecodeError) as e:  # a flipped byte in a string column reads, then fails to convert
             raise ResultsError(f"the {name} tables of {self.path}'s runs cannot be read (a damaged run?): {str(e)[:200]}") from None
         params = params.rename(columns={c: f"param.{c}" for c in params.columns if c in df.columns})
         df = df.join(params, on="run_id")
