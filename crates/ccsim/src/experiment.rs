@@ -92,9 +92,10 @@ impl FlowRt {
     /// cache hint, no effect on results): with thousands of flows its state has left
     /// the caches since the flow's last packet, and the host's poll comes a few
     /// events later.
-    fn prefetch(&self, to_sender: bool) {
+    fn prefetch(&self, to_sender: bool, scoreboard_head: (usize, u16)) {
         if to_sender {
             self.sender.prefetch();
+            crate::tcp::prefetch(scoreboard_head.0 as *const u8, scoreboard_head.1 as usize);
         } else {
             crate::tcp::prefetch(&self.receiver as *const Receiver as *const u8, std::mem::size_of::<Receiver>());
         }
@@ -134,15 +135,19 @@ struct FlowHot {
     sender: u32,
     fwd_route: RouteId,
     rev_route: RouteId,
+    /// The sender's [`Sender::scoreboard_head`] after its latest input: where the
+    /// next ACK's prefetch finds the scoreboard's first entries (a hint only).
+    scoreboard_at: usize,
+    scoreboard_bytes: u16,
     /// The sender is ECN-capable (its new data is sent ECT).
     ecn: bool,
 }
 
-const _: () = assert!(std::mem::size_of::<FlowHot>() <= 32);
+const _: () = assert!(std::mem::size_of::<FlowHot>() <= 40);
 
 impl FlowHot {
     fn new(path: &FlowPath) -> Self {
-        Self { rt: None, hs: None, sender: path.sender as u32, fwd_route: path.fwd_route, rev_route: path.rev_route, ecn: false }
+        Self { rt: None, hs: None, sender: path.sender as u32, fwd_route: path.fwd_route, rev_route: path.rev_route, scoreboard_at: 0, scoreboard_bytes: 0, ecn: false }
     }
 }
 
@@ -700,7 +705,7 @@ impl<'a, 'e> World<'a, 'e> {
         let h = 2 * hot.sender as usize + !p.to_sender() as usize;
         if self.live.len() >= PREFETCH_FROM_FLOWS {
             if let Some(rt) = hot.rt.as_deref() {
-                rt.prefetch(p.to_sender());
+                rt.prefetch(p.to_sender(), (hot.scoreboard_at, hot.scoreboard_bytes));
             }
         }
         if self.host_direct[h] {
@@ -997,11 +1002,13 @@ impl<'a, 'e> World<'a, 'e> {
                 SenderEvent::Rto { backoff } => self.events.push(t, "rto", f as i64, "", "", backoff as f64, f64::NAN),
             }
         }
-        let flow = self.hot[f as usize].rt.as_deref_mut().expect("still running");
+        let hot = &mut self.hot[f as usize];
+        let flow = hot.rt.as_deref_mut().expect("still running");
         if flow.sender.is_finished() && (flow.receiver.completed_at.is_some() || flow.sender.is_stopped()) {
             self.retire(f);
             return;
         }
+        (hot.scoreboard_at, hot.scoreboard_bytes) = flow.sender.scoreboard_head();
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
             // One timer slot per sender: a pending wakeup at or before `t` just

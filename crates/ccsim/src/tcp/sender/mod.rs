@@ -363,15 +363,23 @@ impl Sender {
         self.debug_check_scoreboard();
     }
 
-    /// Ask the CPU to load the sender's cache lines and the scoreboard's first entries
-    /// (a hint, no effect on results): with thousands of flows they have left the
-    /// caches by the time the flow's next ACK comes, and loading them all at once
-    /// overlaps the misses instead of taking them one by one as `on_ack` reaches each.
-    /// The run loop calls it when the ACK reaches its host, before the host's poll.
+    /// Ask the CPU to load the sender's cache lines (a hint, no effect on results):
+    /// with thousands of flows they have left the caches by the time the flow's next
+    /// ACK comes, and loading them all at once overlaps the misses instead of taking
+    /// them one by one as `on_ack` reaches each. The run loop calls it when the ACK
+    /// reaches its host, before the host's poll, and prefetches the scoreboard's first
+    /// entries from [`Sender::scoreboard_head`] kept since the last input.
     pub fn prefetch(&self) {
         crate::tcp::prefetch(self as *const Self as *const u8, std::mem::size_of::<Self>());
+    }
+
+    /// Where the scoreboard's first entries are (address, bytes: up to 4 entries), the
+    /// ones the next cumulative ACK reads. Kept outside the sender, it lets a prefetch
+    /// start loading them without first reading the sender's own (cold) line that
+    /// holds the scoreboard; only a hint, the scoreboard may move before it is used.
+    pub fn scoreboard_head(&self) -> (usize, u16) {
         let (head, _) = self.segs.as_slices();
-        crate::tcp::prefetch(head.as_ptr() as *const u8, head.len().min(4) * std::mem::size_of::<Seg>());
+        (head.as_ptr() as usize, (head.len().min(4) * std::mem::size_of::<Seg>()) as u16)
     }
 
     /// Process an ACK (`tcp_ack`).
