@@ -123,7 +123,7 @@ struct FlowSlot {
 /// What the per-packet path reads of a flow, in a dense array beside the flow slots
 /// (`World::hot`, same index): a `FlowSlot` is over 300 bytes, so with thousands of
 /// flows reading one for every packet reaching its host (and every segment or ACK
-/// sent) missed the caches; 32 bytes a flow mostly stay cached (reno5000: −7 % CPU).
+/// sent) missed the caches; 40 bytes a flow mostly stay cached (reno5000: −7 % CPU).
 #[derive(Debug)]
 struct FlowHot {
     /// The TCP endpoints while the flow runs.
