@@ -12,10 +12,13 @@
 //! * **target** = 60 ms (instead of ≤ 100 ms);
 //! * **reduced gain**: GAIN = 1 / min(16, ⌈2·target / base delay⌉), so short-RTT
 //!   flows, which get more ACKs per second, do not ramp faster than long ones;
-//! * **multiplicative decrease**: per RTT
-//!   `W += max(GAIN − C·W·(queueing delay/target − 1), −W/2)` with C = 1 — linear
-//!   growth below the target, a decrease proportional to W (at most a halving per
-//!   RTT) above it, which gives inter-LEDBAT fairness;
+//! * **multiplicative decrease**: per RTT, `W += GAIN` while the queueing delay is
+//!   below the target (the draft: "the per RTT window when delay is less than
+//!   target is: W += GAIN"), and `W += max(GAIN − C·W·(queueing delay/target − 1),
+//!   −W/2)` with C = 1 at or above it — additive growth, and a decrease
+//!   proportional to W (at most a halving per RTT), which gives inter-LEDBAT
+//!   fairness. (The second formula read below the target would grow W by up to W
+//!   per RTT: no scavenger.)
 //! * **slower start**: slow start grows by GAIN per acknowledged packet and ends
 //!   when the queueing delay exceeds ¾ of the target;
 //! * **periodic slowdown**: 2 RTTs after slow start ends, and then again after 9×
@@ -79,7 +82,7 @@ impl Default for Params {
 const PARAM_DOCS: &[(&str, &str)] = &[
     ("target_ms", "queueing delay target, ms (LEDBAT++ 60)"),
     ("gain_cap", "GAIN = 1/min(gain_cap, ceil(2·target/base delay)) (LEDBAT++ 16)"),
-    ("decrease_constant", "C in W += max(GAIN − C·W·(delay/target − 1), −W/2) per RTT (LEDBAT++ 1)"),
+    ("decrease_constant", "C in W += max(GAIN − C·W·(delay/target − 1), −W/2) per RTT at or above the target (below it W += GAIN) (LEDBAT++ 1)"),
     ("slowdown_rtts", "RTTs cwnd is held at 2 packets in a periodic slowdown (LEDBAT++ 2)"),
     ("slowdown_interval", "next slowdown after this many times the last one's duration (LEDBAT++ 9)"),
     ("ss_exit_fraction", "slow start ends when queueing delay exceeds this fraction of the target (LEDBAT++ 0.75)"),
@@ -230,9 +233,14 @@ impl CongestionControl for Ledbat {
             }
             Phase::Avoid { .. } => {
                 let Some(q) = self.queueing_delay() else { return };
-                // Per RTT: W += max(GAIN − C·W·(q/target − 1), −W/2); per ACK, ×acked/W.
+                // Per RTT: W += GAIN below the target, W += max(GAIN − C·W·(q/target − 1),
+                // −W/2) at or above it; per ACK, × acked/W.
                 let w = self.w;
-                let per_rtt = (self.gain() - self.p.decrease_constant * w * (q / self.target() - 1.0)).max(-w / 2.0);
+                let per_rtt = if q < self.target() {
+                    self.gain()
+                } else {
+                    (self.gain() - self.p.decrease_constant * w * (q / self.target() - 1.0)).max(-w / 2.0)
+                };
                 self.w += per_rtt * acked as f64 / w;
             }
             Phase::Frozen { started, until } => {
@@ -325,6 +333,22 @@ mod tests {
         samples.sort_unstable();
         let median = samples[samples.len() / 2];
         assert!((95..=125).contains(&median), "median cwnd {median}, expected ≈ 110 (50 BDP + 60 target)");
+    }
+
+    #[test]
+    fn below_the_target_the_window_grows_by_gain_per_rtt() {
+        // 60 ms base RTT and no queue: GAIN = 1/⌈120/60⌉ = 1/2, so four RTTs of congestion
+        // avoidance add 2 packets. (The decrease formula read below the target would add
+        // W·(1 − 0) per RTT: the window would double every RTT.) The first slowdown is
+        // put out of reach so that the four rounds are all congestion avoidance.
+        let p = Params { slowdown_rtts: 1000, ..Params::default() };
+        let mut h = TimelineHarness::in_cong_avoid(Box::new(Ledbat::new(p)), 100, ms(60));
+        h.run_rounds(2);
+        assert_eq!(h.cca().metrics(h.tp()).state, "cong_avoid");
+        let before = h.tp().cwnd;
+        h.run_rounds(4);
+        let grown = h.tp().cwnd - before;
+        assert!((1..=3).contains(&grown), "cwnd {before} -> {}: grew {grown}, expected ≈ 2", h.tp().cwnd);
     }
 
     #[test]
