@@ -548,12 +548,9 @@ impl<'a, 'e> World<'a, 'e> {
         }
         let mut end = duration;
         let mut next_control = CONTROL_EVERY_EVENTS;
-        while let Some(t) = self.q.peek_time() {
-            if t >= duration {
-                break;
-            }
-            self.stats.max_pending_events = self.stats.max_pending_events.max(self.q.len() as u64);
-            let (now, ev) = self.q.pop().expect("peeked");
+        while let Some((now, ev)) = self.q.pop_before(duration) {
+            // Pending events before this one left the queue.
+            self.stats.max_pending_events = self.stats.max_pending_events.max(self.q.len() as u64 + 1);
             self.stats.events_processed += 1;
             self.handle(now, ev);
             if self.error.is_some() {

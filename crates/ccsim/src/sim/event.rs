@@ -252,6 +252,31 @@ impl<E: Copy> EventQueue<E> {
                 return Some((self.advance(key), event));
             }
         }
+        self.pop_main()
+    }
+
+    /// Pop the next event if it is due before `end`, else leave it in place and
+    /// return `None`: `peek_time` then `pop` in one pass (the run loop's step).
+    pub fn pop_before(&mut self, end: Time) -> Option<(Time, E)> {
+        let main = self.main_min_key();
+        if let Some(timer_key) = self.timers.min_key() {
+            if main.is_none_or(|k| timer_key < k) {
+                if (timer_key >> 64) as Time >= end {
+                    return None;
+                }
+                let (key, event) = self.timers.pop().expect("peeked");
+                return Some((self.advance(key), event));
+            }
+        }
+        if (main? >> 64) as Time >= end {
+            return None;
+        }
+        self.pop_main()
+    }
+
+    /// Pop the ordinary events' minimum (the caller checked that no timer is due
+    /// before it).
+    fn pop_main(&mut self) -> Option<(Time, E)> {
         let top = match &mut self.store {
             Store::Small(h) => {
                 if std::mem::take(&mut self.top_taken) {
@@ -357,7 +382,7 @@ mod tests {
         /// it, so the queue never holds more than one entry per slot.
         #[test]
         fn timer_slots_replace_and_interleave(
-            ops in proptest::collection::vec((0u64..50, 0u8..4, 0u32..6), 1..400),
+            ops in proptest::collection::vec((0u64..50, 0u8..5, 0u32..6), 1..400),
             grow_at in 2usize..40,
         ) {
             let mut q = EventQueue::with_thresholds(grow_at, grow_at / 2);
@@ -384,9 +409,19 @@ mod tests {
                         reference.push((at, seq, Some(slot)));
                         seq += 1;
                     }
-                    _ => {
+                    3 => {
                         q.cancel_timer(slot);
                         reference.retain(|e| e.2 != Some(slot));
+                    }
+                    _ => {
+                        // The run loop's step: the next event only if due before `end`.
+                        let end = q.now() + dt;
+                        reference.sort();
+                        let want = reference.first().filter(|e| e.0 < end).map(|&(t, s, _)| (t, s));
+                        if want.is_some() {
+                            reference.remove(0);
+                        }
+                        prop_assert_eq!(q.pop_before(end), want);
                     }
                 }
                 prop_assert_eq!(q.len(), reference.len());
