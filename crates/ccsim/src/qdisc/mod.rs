@@ -265,16 +265,22 @@ impl Queue {
         };
         self.count_since(drops, marks);
         let q = q?;
+        self.count_dequeue(q.packet.wire_bytes, now - q.enqueued_at, now);
+        Some(q.packet)
+    }
+
+    /// A packet leaves the queue after `sojourn`: the counters, the sojourn summary and
+    /// every `sojourn_every`-th sample (shared by `dequeue` and `pass_through`).
+    #[inline]
+    fn count_dequeue(&mut self, wire_bytes: u32, sojourn: Time, now: Time) {
         self.stats.dequeued_pkts += 1;
-        self.stats.dequeued_bytes += q.packet.wire_bytes as u64;
-        let sojourn = now - q.enqueued_at;
+        self.stats.dequeued_bytes += wire_bytes as u64;
         self.sojourn.count += 1;
         self.sojourn.sum_ns += sojourn;
         self.sojourn.max_ns = self.sojourn.max_ns.max(sojourn);
         if self.sojourn_every > 0 && self.stats.dequeued_pkts.is_multiple_of(self.sojourn_every) {
             self.sojourn_samples.push((now, sojourn));
         }
-        Some(q.packet)
     }
 
     /// A packet reaching an idle transmitter whose plain FIFO is empty leaves it at
@@ -289,12 +295,7 @@ impl Queue {
             return false;
         }
         self.stats.enqueued_pkts += 1;
-        self.stats.dequeued_pkts += 1;
-        self.stats.dequeued_bytes += p.wire_bytes as u64;
-        self.sojourn.count += 1;
-        if self.sojourn_every > 0 && self.stats.dequeued_pkts.is_multiple_of(self.sojourn_every) {
-            self.sojourn_samples.push((now, 0));
-        }
+        self.count_dequeue(p.wire_bytes, 0, now);
         true
     }
 
