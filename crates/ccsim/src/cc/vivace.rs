@@ -13,7 +13,7 @@
 //! gradient γ = (u₊ − u₋)/(2εr); the step is Δr = m·θ₀·γ, where the confidence
 //! amplifier m = 1, 2, 3, … grows while steps keep their direction (reset on a
 //! flip), and |Δr| ≤ ω·r with the dynamic boundary ω = ω₀ + k·δ_ω growing with
-//! each consecutive step that hit it (reset when one does not).
+//! each consecutive step that hit it (reset when one does not, and on a flip).
 //!
 //! Vivace is pacing-driven: the pacing rate is r and cwnd is only a safety cap
 //! (2·r·min RTT, at least 4 packets), so it takes over the window on every ACK.
@@ -288,7 +288,12 @@ impl Vivace {
         if dir != 0.0 && dir == self.last_dir {
             self.amplifier += 1.0;
         } else {
+            // A flip starts the ascent afresh: the amplifier and the boundary both
+            // go back to their initial values (PCC-Uspace `TransitionToMoving`). A
+            // boundary widened by a run of bounded steps down must not carry over to
+            // the first step up, or one step multiplies the rate by 1 + ω₀ + k·δ_ω.
             self.amplifier = 1.0;
+            self.bound_hits = 0;
         }
         self.last_dir = dir;
         let mut delta = self.amplifier * self.p.theta0 * gamma; // Mbit/s
@@ -429,6 +434,13 @@ mod tests {
         v.step(1000.0, 0.0);
         assert!((v.mbps(v.rate) - 105.0).abs() < 1e-9);
         v.step(1000.0, 0.0);
-        assert!((v.mbps(v.rate) - 105.0 * 1.15).abs() < 1e-9, "ω = 0.05 + 0.1 after one bounded step");
+        assert!((v.mbps(v.rate) - 105.0 * 1.15).abs() < 1e-9, "ω = 0.05 + 0.1 after one bounded step");        // A flip resets the widened bound: after 20 bounded steps down (ω would be
+        // 2.05), the first step up is again at most ω₀·r.
+        for _ in 0..20 {
+            v.step(0.0, 1000.0);
+        }
+        let before = v.mbps(v.rate);
+        v.step(1000.0, 0.0);
+        assert!((v.mbps(v.rate) - before * 1.05).abs() < 1e-9, "{before} -> {}", v.mbps(v.rate));
     }
 }
