@@ -19,7 +19,7 @@ use crate::host::{noise, Host, HostConfig};
 use crate::net::feedback::reverse_entry_hop;
 use crate::net::{
     Ack, Ecn, FeedbackRequest, FeedbackTable, Handshake, HandshakeKind, Link, LinkId, Packet, Payload, Segment, FEEDBACK_WIRE_BYTES,
-    HEADER_BYTES, SYN_WIRE_BYTES, UDP_HEADER_BYTES,
+    HEADER_BYTES, MAX_WINDOW_SEGS, SYN_WIRE_BYTES, UDP_HEADER_BYTES,
 };
 use crate::net::link::LinkWake;
 use crate::net::CutThrough;
@@ -472,7 +472,9 @@ impl<'a, 'e> World<'a, 'e> {
         // A CCA that needs ECN (DCTCP) turns it on, with accurate CE echo.
         let accurate_ecn = cca.needs_ecn();
         let ecn = f.ecn || accurate_ecn;
-        let rwnd_segs = (f.rwnd_bytes / f.mss as u64).clamp(2, u32::MAX as u64) as u32;
+        // At most `MAX_WINDOW_SEGS` (an ACK's SACK offsets are 24 bits; TCP's own
+        // largest window is no more segments than that).
+        let rwnd_segs = (f.rwnd_bytes / f.mss as u64).clamp(2, MAX_WINDOW_SEGS as u64) as u32;
         let size_bytes = slot.row.size_bytes;
         let params = SenderParams {
             mss: f.mss,
@@ -831,7 +833,6 @@ impl<'a, 'e> World<'a, 'e> {
     /// feeds it), and say so; otherwise it stays on `l`'s delay line.
     fn cut_through(&mut self, l: LinkId) -> bool {
         let (at, p) = self.links[l as usize].last_on_line().expect("a packet just started");
-        let at = *at;
         let Some(next) = self.routes.link_at(p.route, p.hop as usize + 1) else { return false };
         // Not past the end (it would count a packet that never arrived).
         if !self.cut.may_cut(l, next) || at >= self.cfg.duration_ns || !self.links[next as usize].idle_at(at, p) {

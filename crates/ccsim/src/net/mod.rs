@@ -44,68 +44,96 @@ pub struct Segment {
 
 /// An acknowledgment with SACK information.
 ///
-/// SACK blocks and the D-SACK segment are stored as offsets from `cum` (32 bits) so
-/// that an ACK packet moves in fewer bytes through queues, links and delay lines
-/// (`Packet` is copied by value at every hop; see docs/benchmarks.md). The offsets are
-/// bounded by the receiver's out-of-order span; [`Ack::new`] checks that they fit.
+/// SACK blocks are stored as 24-bit offsets from `cum` and the D-SACK segment as a
+/// 32-bit offset, so that an ACK is 40 bytes and a `Packet` 56: with its arrival time,
+/// a packet on a delay line or in a qdisc is one 64-byte cache line (`Packet` is copied
+/// by value at every hop; see docs/benchmarks.md). The offsets are bounded by the
+/// flow's receive window, which the engine keeps below [`MAX_WINDOW_SEGS`];
+/// [`Ack::new`] checks that they fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Next segment expected (cumulative ACK).
     pub cum: u64,
-    /// SACK blocks [start, end) as offsets from `cum`, most recent first; `n_sack`
-    /// are valid.
-    sack: [(u32, u32); MAX_SACK_BLOCKS],
-    n_sack: u8,
-    /// The duplicate segment this ACK reports (D-SACK, RFC 2883: the first SACK
-    /// block), if any, as an offset from `cum` (below it for a duplicate of
-    /// cumulatively acknowledged data).
-    dsack: Option<i32>,
-    /// ECN echo.
-    pub ece: bool,
     /// Timestamp echo reply (TSecr).
     pub tsecr: Time,
+    /// The duplicate segment this ACK reports (D-SACK, RFC 2883: the first SACK
+    /// block), if any, as an offset from `cum` (below it for a duplicate of
+    /// cumulatively acknowledged data); [`NO_DSACK`] if none.
+    dsack: i32,
+    /// SACK blocks [start, end) as 24-bit little-endian offsets from `cum` (start,
+    /// then end), most recent first; the blocks in use come first, and an unused one
+    /// is all zero (a SACK block is never empty, so `start == end` marks the end).
+    sack: [u8; 6 * MAX_SACK_BLOCKS],
+    /// ECN echo.
+    pub ece: bool,
     /// The ACK was delayed by the receiver's delayed-ACK logic.
     pub delayed: bool,
 }
 
+/// `Ack::dsack` when the ACK reports no duplicate.
+const NO_DSACK: i32 = i32::MIN;
+
+/// SACK offsets from the cumulative ACK must be below this (24 bits).
+const MAX_SACK_OFFSET: u64 = 1 << 24;
+
+/// The largest receive window the engine gives a flow, in segments: every segment a
+/// SACK block names lies within one window of the cumulative ACK, so the offsets fit
+/// in an ACK's 24 bits. TCP's own largest window, 2^30 bytes (RFC 7323, window scale
+/// 14), is at most this many segments of the smallest MSS the configuration allows (64
+/// bytes), so the bound changes nothing a real TCP could do.
+pub const MAX_WINDOW_SEGS: u32 = (MAX_SACK_OFFSET - 1) as u32;
+
 impl Ack {
     /// An ACK of `cum` with SACK blocks `sack` ([start, end) in segments, at most
-    /// [`MAX_SACK_BLOCKS`], each at or above `cum`) and D-SACK segment `dsack`.
-    /// Panics if a block or the D-SACK segment is more than 2^31 segments from `cum`
-    /// (no receiver window comes near).
+    /// [`MAX_SACK_BLOCKS`], each non-empty and at or above `cum`) and D-SACK segment
+    /// `dsack`. Panics if a block ends 2^24 segments or more above `cum` (no flow's
+    /// window reaches that far: [`MAX_WINDOW_SEGS`]) or the D-SACK segment is 2^31
+    /// segments or more from it.
     pub fn new(cum: u64, sack: &[(u64, u64)], dsack: Option<u64>, ece: bool, tsecr: Time, delayed: bool) -> Ack {
         assert!(sack.len() <= MAX_SACK_BLOCKS, "{} SACK blocks, at most {MAX_SACK_BLOCKS}", sack.len());
         let off = |s: u64| {
-            s.checked_sub(cum).and_then(|d| u32::try_from(d).ok()).expect("SACK block below cum or 2^32 segments above it")
+            let d = s.checked_sub(cum).filter(|&d| d < MAX_SACK_OFFSET);
+            d.expect("SACK block below cum or 2^24 segments above it") as u32
         };
-        let mut blocks = [(0u32, 0u32); MAX_SACK_BLOCKS];
-        for (b, &(start, end)) in blocks.iter_mut().zip(sack) {
-            *b = (off(start), off(end));
+        let mut blocks = [0u8; 6 * MAX_SACK_BLOCKS];
+        for (b, &(start, end)) in blocks.chunks_exact_mut(6).zip(sack) {
+            assert!(start < end, "empty SACK block [{start}, {end})");
+            b[..3].copy_from_slice(&off(start).to_le_bytes()[..3]);
+            b[3..].copy_from_slice(&off(end).to_le_bytes()[..3]);
         }
-        let mut ack = Ack { cum, sack: blocks, n_sack: sack.len() as u8, dsack: None, ece, tsecr, delayed };
+        let mut ack = Ack { cum, tsecr, dsack: NO_DSACK, sack: blocks, ece, delayed };
         ack.set_dsack(dsack);
         ack
     }
 
+    /// The SACK blocks as offsets from `cum`, unused ones (0, 0).
+    fn sack_offsets(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let u24 = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], 0]);
+        self.sack.chunks_exact(6).map(move |b| (u24(&b[..3]), u24(&b[3..])))
+    }
+
     /// Number of SACK blocks.
     pub fn n_sack(&self) -> usize {
-        self.n_sack as usize
+        self.sack_offsets().take_while(|(s, e)| s != e).count()
     }
 
     /// The SACK blocks [start, end) in segments, most recent first.
     pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sack[..self.n_sack as usize].iter().map(|&(s, e)| (self.cum + s as u64, self.cum + e as u64))
+        self.sack_offsets().take_while(|(s, e)| s != e).map(|(s, e)| (self.cum + s as u64, self.cum + e as u64))
     }
 
     /// The duplicate segment this ACK reports (D-SACK), if any.
     pub fn dsack(&self) -> Option<u64> {
-        self.dsack.map(|d| self.cum.wrapping_add_signed(d as i64))
+        (self.dsack != NO_DSACK).then(|| self.cum.wrapping_add_signed(self.dsack as i64))
     }
 
     /// Set the D-SACK segment. Panics if it is 2^31 segments or more from `cum`.
     pub fn set_dsack(&mut self, dsack: Option<u64>) {
-        self.dsack = dsack.map(|s| {
-            i32::try_from(s as i128 - self.cum as i128).expect("D-SACK segment 2^31 segments or more from cum")
+        self.dsack = dsack.map_or(NO_DSACK, |s| {
+            i32::try_from(s as i128 - self.cum as i128)
+                .ok()
+                .filter(|&d| d != NO_DSACK)
+                .expect("D-SACK segment 2^31 segments or more from cum")
         });
     }
 }
@@ -165,10 +193,12 @@ pub struct Packet {
 }
 
 // Packets are copied by value at every queue, link and delay-line step: keep them
-// small (104 bytes before ACK offsets and the feedback table; see docs/benchmarks.md).
-const _: () = assert!(std::mem::size_of::<Ack>() == 56);
-const _: () = assert!(std::mem::size_of::<Payload>() == 56);
-const _: () = assert!(std::mem::size_of::<Packet>() == 72);
+// small (104 bytes before ACK offsets and the feedback table, 72 before 24-bit SACK
+// offsets; see docs/benchmarks.md). At 56 bytes a packet with its time (a delay-line
+// or qdisc entry) fills one 64-byte cache line.
+const _: () = assert!(std::mem::size_of::<Ack>() == 40);
+const _: () = assert!(std::mem::size_of::<Payload>() == 40);
+const _: () = assert!(std::mem::size_of::<Packet>() == 56);
 
 impl Packet {
     pub fn is_data(&self) -> bool {
@@ -211,9 +241,33 @@ mod tests {
     }
 
     #[test]
+    fn ack_keeps_the_largest_offsets_and_fewer_blocks() {
+        let cum = 1u64 << 33;
+        let top = cum + MAX_WINDOW_SEGS as u64;
+        for n in 0..=MAX_SACK_BLOCKS {
+            let blocks: Vec<(u64, u64)> = (0..n as u64).map(|i| (top - 2 * i - 1, top - 2 * i)).collect();
+            let a = Ack::new(cum, &blocks, Some(cum - (1 << 30)), false, u64::MAX, true);
+            assert_eq!((a.n_sack(), a.sack_blocks().collect::<Vec<_>>()), (n, blocks));
+            assert_eq!((a.dsack(), a.tsecr, a.delayed, a.ece), (Some(cum - (1 << 30)), u64::MAX, true, false));
+        }
+    }
+
+    #[test]
     #[should_panic(expected = "SACK block below cum")]
     fn ack_refuses_a_block_it_cannot_store() {
         Ack::new(100, &[(90, 95)], None, false, 0, false);
+    }
+
+    #[test]
+    #[should_panic(expected = "2^24 segments above it")]
+    fn ack_refuses_a_block_beyond_the_largest_window() {
+        Ack::new(100, &[(101, 100 + (1 << 24))], None, false, 0, false);
+    }
+
+    #[test]
+    #[should_panic(expected = "empty SACK block")]
+    fn ack_refuses_an_empty_block() {
+        Ack::new(100, &[(105, 105)], None, false, 0, false);
     }
 
     #[test]

@@ -6,8 +6,14 @@ use std::collections::VecDeque;
 use crate::net::Packet;
 use crate::units::Time;
 
-/// A packet inside a qdisc, with the time it was enqueued.
+/// A packet inside a qdisc, with the time it was enqueued. The packet comes first
+/// (`repr(C)`): an entry is copied out of the deque in 16-byte pieces from its start,
+/// and the packet is then read in 16-byte pieces from its own start; with the time
+/// first the two were 8 bytes apart, so every read of the packet straddled two of
+/// the stores that had just written it and waited for them to reach the cache (a
+/// failed store-to-load forward; docs/benchmarks.md).
 #[derive(Debug, Clone, Copy)]
+#[repr(C)]
 pub struct Queued {
     pub packet: Packet,
     pub enqueued_at: Time,
