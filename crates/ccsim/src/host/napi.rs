@@ -49,13 +49,26 @@ impl RxBatch {
         std::mem::swap(&mut self.packets, out);
         more.clear();
         more.resize(out.len(), false);
-        if out.len() < 2 || self.gro_max_size < 2 * out.iter().map(|p| p.wire_bytes).max().unwrap_or(0) {
+        if out.len() < 2 {
             return;
         }
-        // Each flow's packets in arrival order: a stable sort of the indices by flow.
+        // Only two data segments can merge: a batch with fewer (a sender's ACKs) has
+        // nothing to sort.
+        let (mut data, mut max_bytes) = (0, 0);
+        for p in out.iter() {
+            data += matches!(p.payload, Payload::Data(_)) as usize;
+            max_bytes = max_bytes.max(p.wire_bytes);
+        }
+        if data < 2 || self.gro_max_size < 2 * max_bytes {
+            return;
+        }
+        // Each flow's packets in arrival order: a stable sort of the indices by flow
+        // (none needed when the batch is in flow order already).
         self.order.clear();
         self.order.extend(0..out.len() as u32);
-        self.order.sort_by_key(|&i| out[i as usize].flow);
+        if !out.is_sorted_by_key(|p| p.flow) {
+            self.order.sort_by_key(|&i| out[i as usize].flow);
+        }
         let mut frame_bytes = 0u32;
         for w in 0..self.order.len() {
             let i = self.order[w] as usize;
@@ -145,6 +158,24 @@ mod tests {
         }
         out.clear();
         off.take(&mut out, &mut more);
+        assert_eq!(more, vec![false; 3]);
+    }
+
+    #[test]
+    fn a_batch_in_flow_order_merges_as_a_sorted_one() {
+        let mut b = RxBatch::new(GRO_MAX_SIZE);
+        for p in [data(0, 0, 0), data(0, 1, 0), data(2, 5, 0), data(2, 6, 0), data(3, 1, 0)] {
+            b.push(p, 0, || 1);
+        }
+        let (mut out, mut more) = (Vec::new(), Vec::new());
+        b.take(&mut out, &mut more);
+        assert_eq!(more, vec![true, false, true, false, false]);
+        // One data segment among ACKs: nothing to merge with.
+        for p in [ack(4), data(4, 0, 0), ack(4)] {
+            b.push(p, 0, || 1);
+        }
+        out.clear();
+        b.take(&mut out, &mut more);
         assert_eq!(more, vec![false; 3]);
     }
 
