@@ -68,6 +68,8 @@ TOML = [b for b in BLOCKS if b.lang == "toml"]
 #: Python blocks that cannot run here, by a text they contain: the reason.
 SKIP_PYTHON = {
     "dask_jobqueue": "needs a SLURM cluster; the Dask executor runs on a LocalCluster in tests/test_sweep_dask.py",
+    "random.Random(12).sample": "20 paper-scale elephants runs (about 10 min of CPU); the scenario planner it uses "
+    "is tested in tests/test_suites.py",
 }
 #: Python blocks that take minutes (a text they contain: the run to make first, if any);
 #: the slow suite runs them.
