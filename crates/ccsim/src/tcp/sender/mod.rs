@@ -52,7 +52,7 @@ use crate::sim::SimRng;
 use crate::tcp::rtt::RttEstimator;
 use crate::units::Time;
 use rate::RateAcc;
-use scoreboard::{Seg, NONE};
+use scoreboard::{Seg, EVER_RETRANS, NONE, SACKED};
 use timers::XmitTimer;
 
 pub use crate::cc::INFINITE_SSTHRESH;
@@ -402,8 +402,8 @@ impl Sender {
             let mut seg = lo;
             while seg < hi {
                 let i = (seg - self.snd_una) as usize;
-                if !self.segs[i].sacked {
-                    if !self.segs[i].ever_retrans {
+                if !self.segs[i].is(SACKED) {
+                    if !self.segs[i].is(EVER_RETRANS) {
                         let x = self.segs[i].xmit_time;
                         sack_first_xmit = Some(sack_first_xmit.map_or(x, |f| f.min(x)));
                     }
@@ -423,8 +423,8 @@ impl Sender {
         while self.snd_una < ack.cum {
             let seg = self.snd_una;
             let s = self.segs[0];
-            if !s.sacked {
-                if !s.ever_retrans && seq_rtt.is_none() {
+            if !s.is(SACKED) {
+                if !s.is(EVER_RETRANS) && seq_rtt.is_none() {
                     seq_rtt = Some(now - s.xmit_time);
                 }
                 self.mark_delivered(now, seg, false, ack.ece, &mut acc);

@@ -5,7 +5,7 @@
 //! that pushes a `Segment` into the caller's `out` vector; everything below TCP
 //! (host, links, qdiscs) starts from that vector.
 
-use super::scoreboard::{Seg, NONE};
+use super::scoreboard::{Seg, APP_LIMITED, EVER_RETRANS, LOST, RATE_VALID, RETRANS, SACKED};
 use super::timers::XmitTimer;
 use super::Sender;
 use crate::cc::{CaEvent, CaState};
@@ -151,29 +151,26 @@ impl Sender {
             }
             _ => self.params.mss,
         };
-        let snapshot = Seg {
-            xmit_time: now,
-            sacked: false,
-            lost: false,
-            retrans: is_retrans,
-            ever_retrans: is_retrans,
-            tx_delivered: self.tp.delivered,
-            tx_delivered_ce: self.tp.delivered_ce,
-            tx_delivered_time: self.tp.delivered_time,
-            tx_first_tx_time: self.first_tx_time,
-            tx_lost: self.tp.lost,
-            tx_in_flight: in_flight_before + 1,
-            tx_app_limited: self.tp.app_limited != 0,
-            rate_valid: true,
-            prev: NONE,
-            next: NONE,
-            in_tsorted: false,
-        };
+        let mut flags = RATE_VALID;
+        if is_retrans {
+            flags |= RETRANS | EVER_RETRANS;
+        }
+        if self.tp.app_limited != 0 {
+            flags |= APP_LIMITED;
+        }
+        let mut snapshot = Seg::new(now, flags);
+        snapshot.tx_delivered = self.tp.delivered;
+        snapshot.tx_delivered_ce = self.tp.delivered_ce;
+        snapshot.tx_delivered_time = self.tp.delivered_time;
+        snapshot.tx_first_tx_time = self.first_tx_time;
+        snapshot.tx_lost = self.tp.lost;
+        snapshot.tx_in_flight = in_flight_before + 1;
         if is_retrans {
             self.ts_remove(seg);
             let s = self.seg_mut(seg);
-            let (lost, sacked) = (s.lost, s.sacked);
-            *s = Seg { lost, sacked, ..snapshot };
+            let kept = s.flags() & (LOST | SACKED);
+            *s = snapshot;
+            s.set(kept, true);
             self.retrans_out += 1;
             self.counters.segs_retrans += 1;
             if self.retrans_stamp == 0 {

@@ -2,7 +2,7 @@
 //! delivered transmission, the reordering window, loss marking and the
 //! reordering timer.
 
-use super::scoreboard::{Seg, NONE};
+use super::scoreboard::{Seg, EVER_RETRANS, NONE};
 use super::timers::{XmitTimer, TIMEOUT_MIN};
 use super::Sender;
 use crate::cc::CaState;
@@ -15,7 +15,7 @@ impl Sender {
     /// `tcp_rack_advance`.
     pub(super) fn rack_advance(&mut self, now: Time, seg: u64, s: &Seg) {
         let rtt = now.saturating_sub(s.xmit_time);
-        if s.ever_retrans && rtt < self.rtt.min_rtt() {
+        if s.is(EVER_RETRANS) && rtt < self.rtt.min_rtt() {
             // Possibly the ACK of the original transmission: ambiguous, skip.
             return;
         }
@@ -56,7 +56,7 @@ impl Sender {
         let mut cur = self.ts_head;
         while cur != NONE {
             let s = *self.seg_mut(cur);
-            let next = s.next;
+            let next = s.next(cur);
             let sent_before = self.rack_xmit_time > s.xmit_time
                 || (self.rack_xmit_time == s.xmit_time && self.rack_end > cur + 1);
             if !sent_before {

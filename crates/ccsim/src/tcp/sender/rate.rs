@@ -2,6 +2,7 @@
 //! (re)transmission, the most recent delivered one kept over an ACK, and the
 //! sample generated at the end of the ACK.
 
+use super::scoreboard::{APP_LIMITED, EVER_RETRANS, RATE_VALID};
 use super::Sender;
 use crate::cc::RateSample;
 use crate::units::Time;
@@ -21,7 +22,7 @@ impl Sender {
     /// delivered segment.
     pub(super) fn rate_skb_delivered(&mut self, seg: u64, acc: &mut RateAcc) {
         let s = *self.seg_mut(seg);
-        if !s.rate_valid {
+        if !s.is(RATE_VALID) {
             return;
         }
         let newer = !acc.has
@@ -32,8 +33,8 @@ impl Sender {
             acc.rs.prior_delivered = s.tx_delivered;
             acc.rs.prior_delivered_ce = s.tx_delivered_ce;
             acc.rs.prior_time = s.tx_delivered_time;
-            acc.rs.is_app_limited = s.tx_app_limited;
-            acc.rs.is_retrans = s.ever_retrans;
+            acc.rs.is_app_limited = s.is(APP_LIMITED);
+            acc.rs.is_retrans = s.is(EVER_RETRANS);
             acc.rs.tx_in_flight = s.tx_in_flight;
             acc.prior_lost = s.tx_lost;
             acc.last_end = seg + 1;

@@ -3,6 +3,7 @@
 //! (RFC 6937, `tcp_cwnd_reduction`), and undo on D-SACK or timestamps (Eifel,
 //! `tcp_try_undo_*`).
 
+use super::scoreboard::EVER_RETRANS;
 use super::{Sender, SenderEvent};
 use crate::cc::{CaEvent, CaState, INFINITE_SSTHRESH};
 use crate::net::Ack;
@@ -96,7 +97,7 @@ impl Sender {
         if self.undo_retrans <= 0 || dup < marker {
             return;
         }
-        let retransmitted = dup < self.snd_una || (dup < self.snd_nxt && self.seg_mut(dup).ever_retrans);
+        let retransmitted = dup < self.snd_una || (dup < self.snd_nxt && self.seg_mut(dup).is(EVER_RETRANS));
         if retransmitted {
             self.undo_retrans -= 1;
         }

@@ -2,6 +2,7 @@
 //! backoff (`tcp_retransmit_timer`, `tcp_enter_loss`) and the Tail Loss Probe
 //! (`tcp_schedule_loss_probe`, `tcp_send_loss_probe`).
 
+use super::scoreboard::{LOST, RETRANS, SACKED};
 use super::{Sender, SenderEvent};
 use crate::cc::{CaEvent, CaState};
 use crate::net::Segment;
@@ -76,8 +77,8 @@ impl Sender {
             } else {
                 let last = self.snd_nxt - 1;
                 let s = *self.seg_mut(last);
-                if !s.sacked && !s.retrans {
-                    if s.lost {
+                if !s.is(SACKED) && !s.is(RETRANS) {
+                    if s.is(LOST) {
                         self.lost_unretx -= 1;
                     }
                     self.tlp_retrans = true;
@@ -116,12 +117,12 @@ impl Sender {
         let mut seg = self.snd_una;
         while seg < self.snd_nxt {
             let s = *self.seg_mut(seg);
-            if !s.sacked {
-                if s.retrans && !s.lost {
+            if !s.is(SACKED) {
+                if s.is(RETRANS) && !s.is(LOST) {
                     self.ts_remove(seg);
                     let m = self.seg_mut(seg);
-                    m.lost = true;
-                    m.retrans = false;
+                    m.set(LOST, true);
+                    m.set(RETRANS, false);
                     self.retrans_out -= 1;
                     self.lost_out += 1;
                     self.lost_unretx += 1;
