@@ -211,6 +211,7 @@ impl TimelineHarness {
         let cca: BoxedCca = Box::new(AuditedCca { inner: cca, audit: Arc::clone(&audit) });
         let mut sender = Sender::new(params, cca, stream(0, Component::Cca, 0));
         sender.tp.cwnd_clamp = u32::MAX;
+        sender.keep_last_sample();
         let mut h = Self {
             sender,
             receiver: Receiver::new(false, mss, None),
@@ -296,7 +297,7 @@ impl TimelineHarness {
     }
     /// The `AckSample` handed to the hooks on the last ACK.
     pub fn last_sample(&self) -> &AckSample {
-        self.sender.last_sample()
+        self.sender.last_sample().expect("the harness keeps the last sample")
     }
     /// Hook-contract breaches seen so far (empty for a well-behaved CCA).
     pub fn violations(&self) -> Vec<String> {

@@ -9,37 +9,43 @@ use crate::net::{Ack, Ecn, Segment, MAX_SACK_BLOCKS};
 use crate::tcp::delack::{AckDecision, AckPolicy, MAX_QUICKACKS};
 use crate::units::Time;
 
+/// `repr(C)` keeps the fields in this order: with thousands of flows the receiver
+/// has left the caches by the time the flow's next segment arrives, so the fields
+/// every segment reads come first, in about the order `on_segment_in_frame` reads
+/// them (it tests the ECN flags first), and the ones only a finite flow's last
+/// segment reads come last.
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct Receiver {
+    /// DCTCP-style echo: ECE mirrors CE per segment (see `with_accurate_ecn`).
+    accurate_ecn: bool,
+    /// CE seen and not yet echoed enough (RFC 3168); with `accurate_ecn`, the CE
+    /// state of the latest data segment.
+    ece_pending: bool,
+    mss: u32,
     /// Next in-order segment expected.
     pub rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted by start, disjoint.
     ooo: Vec<(u64, u64)>,
-    /// SACK blocks in recency order (starts of ranges in `ooo`), most recent first.
-    recent: Vec<u64>,
+    ts_recent: Time,
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
     /// `rcv_nxt` when the last ACK was sent (`rcv_wup`).
     rcv_wup: u64,
-    /// When and whether to ACK (Linux's delayed-ACK engine).
-    pub policy: AckPolicy,
     /// The receiving socket's RTT estimate, for SACK compression (Linux: the lower of
     /// `rcv_rtt_est` and the handshake's srtt, i.e. about the path's base RTT).
     rtt_hint: Time,
-    ts_recent: Time,
-    /// CE seen and not yet echoed enough (RFC 3168); with `accurate_ecn`, the CE
-    /// state of the latest data segment.
-    ece_pending: bool,
-    /// DCTCP-style echo: ECE mirrors CE per segment (see `with_accurate_ecn`).
-    accurate_ecn: bool,
-    /// The duplicate segment to report in the next ACK (D-SACK).
-    pending_dsack: Option<u64>,
     /// Total segments of a finite flow (None = bulk).
     total_segs: Option<u64>,
-    mss: u32,
-    size_bytes: Option<u64>,
     /// Time the last segment of a finite flow arrived in order.
     pub completed_at: Option<Time>,
+    /// When and whether to ACK (Linux's delayed-ACK engine).
+    pub policy: AckPolicy,
+    /// The duplicate segment to report in the next ACK (D-SACK).
+    pending_dsack: Option<u64>,
+    /// SACK blocks in recency order (starts of ranges in `ooo`), most recent first.
+    recent: Vec<u64>,
+    size_bytes: Option<u64>,
 }
 
 impl Receiver {

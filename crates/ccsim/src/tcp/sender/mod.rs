@@ -105,71 +105,80 @@ pub enum SenderEvent {
 }
 
 
+/// The connection's state. `repr(C)` keeps the fields in this order: with thousands of
+/// flows a sender has left the caches by the time its next ACK comes, and an ACK
+/// reads nearly every field, so the fields of every input come first, in about the
+/// order `on_ack` reads them (the flags it tests first), and what an input never
+/// reads comes last, outside what [`Sender::prefetch`] loads (`offset_of!` below).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Sender {
-    pub params: SenderParams,
-    cca: BoxedCca,
-    /// The CCA-visible connection state (cwnd, ssthresh, pacing rate, counters).
-    pub tp: TcpState,
-    rtt: RttEstimator,
-
-    snd_una: u64,
-    snd_nxt: u64,
-    total_segs: Option<u64>,
-    /// Segments the application has written so far (None: it always has more).
-    /// Scripted drivers (`cc::testing`) and rate-limited applications limit it.
-    app_written: Option<u64>,
-    segs: VecDeque<Seg>,
+    started: bool,
+    stopped: bool,
+    cwr_pending: bool,
+    rack_advanced: bool,
+    tlp_retrans: bool,
+    pacing_blocked: bool,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
     /// Lost and not yet retransmitted.
     lost_unretx: u32,
-    retx_hint: u64,
 
+    snd_una: u64,
+    snd_nxt: u64,
+    segs: VecDeque<Seg>,
+    retx_hint: u64,
     ts_head: u64,
     ts_tail: u64,
+    total_segs: Option<u64>,
+    /// Segments the application has written so far (None: it always has more).
+    /// Scripted drivers (`cc::testing`) and rate-limited applications limit it.
+    app_written: Option<u64>,
+
+    /// The CCA-visible connection state (cwnd, ssthresh, pacing rate, counters).
+    pub tp: TcpState,
+    rtt: RttEstimator,
+    cca: BoxedCca,
+    xmit_timer: Option<(Time, XmitTimer)>,
+    pub params: SenderParams,
 
     // Recovery.
     high_seq: u64,
-    prior_ssthresh: u32,
-    undo_marker: Option<u64>,
     undo_retrans: i64,
     retrans_stamp: Time,
-    prr_delivered: u32,
-    prr_out: u32,
-    cwr_pending: bool,
-
     // RACK.
     rack_xmit_time: Time,
     rack_end: u64,
     rack_rtt: Time,
-    rack_advanced: bool,
-
-    // TLP.
-    tlp_high_seq: Option<u64>,
-    tlp_retrans: bool,
-
-    xmit_timer: Option<(Time, XmitTimer)>,
-    backoff: u32,
 
     next_send_time: Time,
-    pacing_blocked: bool,
     /// Departure time of the last skb (`tcp_wstamp_ns`), for `tcp_tso_should_defer`.
     last_skb_time: Time,
     first_tx_time: Time,
-
     // tcp_cwnd_validate state.
-    max_packets_out: u32,
     cwnd_usage_seq: u64,
+    undo_marker: Option<u64>,
+    // TLP.
+    tlp_high_seq: Option<u64>,
 
-    stopped: bool,
-    started: bool,
-    /// The `AckSample` handed to the CCA on the latest ACK (for tests and traces).
-    last_sample: AckSample,
+    prior_ssthresh: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    backoff: u32,
+    max_packets_out: u32,
+
     pub counters: SenderCounters,
+
+    // ---- not read by an input (see `Sender::prefetch`) ----
+    /// The `AckSample` handed to the CCA on the latest ACK, kept only when asked
+    /// ([`Sender::keep_last_sample`]: the CCA test harness); no copy per ACK otherwise.
+    last_sample: Option<Box<AckSample>>,
     pub events: Vec<(Time, SenderEvent)>,
 }
+
+// The fields of every input in 11 cache lines (832 bytes over 13 before).
+const _: () = assert!(std::mem::offset_of!(Sender, last_sample) <= 11 * 64);
 
 impl Sender {
     pub fn new(params: SenderParams, cca: BoxedCca, rng: SimRng) -> Self {
@@ -224,7 +233,7 @@ impl Sender {
             cwnd_usage_seq: 0,
             stopped: false,
             started: false,
-            last_sample: AckSample::default(),
+            last_sample: None,
             counters: SenderCounters::default(),
             events: Vec::new(),
         }
@@ -259,9 +268,14 @@ impl Sender {
     pub fn lost_not_retransmitted(&self) -> u32 {
         self.lost_unretx
     }
-    /// The `AckSample` the CCA saw on the latest ACK.
-    pub fn last_sample(&self) -> &AckSample {
-        &self.last_sample
+    /// From now on, keep the `AckSample` the CCA sees on each ACK ([`Sender::last_sample`]).
+    pub fn keep_last_sample(&mut self) {
+        self.last_sample = Some(Box::default());
+    }
+    /// The `AckSample` the CCA saw on the latest ACK, if [`Sender::keep_last_sample`]
+    /// was called.
+    pub fn last_sample(&self) -> Option<&AckSample> {
+        self.last_sample.as_deref()
     }
     /// Refresh the CCA-visible counters (`tp.in_flight`, `tp.packets_out`, ...) and
     /// `tp.now` outside an input, for an observer that reads `tp` between events.
@@ -363,14 +377,15 @@ impl Sender {
         self.debug_check_scoreboard();
     }
 
-    /// Ask the CPU to load the sender's cache lines (a hint, no effect on results):
+    /// Ask the CPU to load the sender's cache lines an input reads (a hint, no effect
+    /// on results; the fields from `last_sample` on are left out):
     /// with thousands of flows they have left the caches by the time the flow's next
     /// ACK comes, and loading them all at once overlaps the misses instead of taking
     /// them one by one as `on_ack` reaches each. The run loop calls it when the ACK
     /// reaches its host, before the host's poll, and prefetches the scoreboard's first
     /// entries from [`Sender::scoreboard_head`] kept since the last input.
     pub fn prefetch(&self) {
-        crate::tcp::prefetch(self as *const Self as *const u8, std::mem::size_of::<Self>());
+        crate::tcp::prefetch(self as *const Self as *const u8, std::mem::offset_of!(Sender, last_sample));
     }
 
     /// Where the scoreboard's first entries are (address, bytes: up to 4 entries), the
@@ -502,7 +517,9 @@ impl Sender {
             advanced_una: advanced,
             rs,
         };
-        self.last_sample = sample;
+        if let Some(kept) = self.last_sample.as_deref_mut() {
+            *kept = sample;
+        }
         // Deviation: Linux calls `pkts_acked` at the end of `tcp_clean_rtx_queue`,
         // before loss marking and `tcp_fastretrans_alert`, with only pkts_acked and the
         // RTT; here it runs after them so that its sample carries the ACK's rate sample
