@@ -12,9 +12,11 @@ simulation, find the valid specs that cannot work or cannot fit, and estimate th
   (with their jitter) or have their first RTT beyond the end of the run, access links
   slower than the bottleneck.
 
-Every estimate is an upper bound from the spec alone, documented in
-``docs/preflight.md``; the figures of speed and memory per flow were measured on this
-project's machine (see ``docs/benchmarks.md``). The thresholds can also be set with
+Every estimate comes from the spec alone, documented in ``docs/preflight.md`` with how
+far it was measured to be from the runs' own figures: the packet count and memory are
+upper bounds, the CPU time an estimate (it depends on the machine, its load, the CCA and
+the queue discipline, which the spec alone cannot weigh). The figures of speed and
+memory per flow were measured on this project's machine (see ``docs/benchmarks.md``). The thresholds can also be set with
 the environment variables ``CCBENCH_MEMORY_WARN`` (a size such as ``8GiB``),
 ``CCBENCH_CPU_WARN_S`` and ``CCBENCH_CPU_REFUSE_S``.
 """
@@ -36,15 +38,32 @@ if TYPE_CHECKING:
 
 __all__ = ["Estimate", "Preflight", "check", "human_seconds", "machine_memory_bytes", "recorded_bytes_budget"]
 
-#: Simulated data packets per CPU-second of the engine, a conservative figure below
-#: the 2.2-2.8 million measured in docs/benchmarks.md (so estimates err long).
+#: Simulated data packets per CPU-second of the engine with up to
+#: ``FLOWS_AT_FULL_SPEED`` flows alive at once: below the 2.0-2.8 million measured with
+#: 2-20 flows (docs/benchmarks.md; docs/preflight.md, "How good the CPU estimate is").
 PACKETS_PER_CPU_S = 1.5e6
+#: Above this many flows alive at once the cost of a packet grows with the flows: their
+#: state no longer stays in the caches (docs/benchmarks.md, "Flow count").
+FLOWS_AT_FULL_SPEED = 20
+#: How much a packet's cost grows per doubling of the flows alive at once above
+#: ``FLOWS_AT_FULL_SPEED``: the slowdown is 1 + this x log2(flows / 20). Fitted to 48 runs
+#: of 1-5,000 flows measured on this machine (docs/preflight.md): 200-500 flows at
+#: 10-25 Gbit/s ran at 0.26-1.15 M packets per CPU-s, 2,000 at 0.90 M.
+SLOWDOWN_PER_FLOW_DOUBLING = 0.3
 #: Engine CPU seconds per flow for setting it up and starting it (measured: 10,000
 #: flows of a 1 s run, see docs/preflight.md), rounded up.
 CPU_S_PER_FLOW = 20e-6
-#: Engine memory per flow (sender, receiver, CCA, scoreboard at rest, flows row):
-#: measured peak RSS growth per flow with 100,000 flows, rounded up.
+#: Engine memory per flow alive (sender, receiver, CCA, scoreboard at rest, flows row):
+#: measured peak RSS growth per flow with 100,000 flows all alive, rounded up.
 BYTES_PER_FLOW = 4096
+#: Memory a finished flow leaves until the run ends beyond its flows-table row and that
+#: row's copies (counted apart, 200 bytes each): the engine's record of it and what the
+#: allocators keep. Measured (recipe/q2-cross-traffic-inelastic at paper scale, 1.77
+#: million mice in 300 s, ``/usr/bin/time -v``): 1.97 GB peak RSS with at most 2,907
+#: mice alive at once (CUBIC, 1/4 BDP) and 2.02 GB with 47,237 (16 BDP), i.e. 1,015 and
+#: 942 bytes per flow after the base and the flows alive, of which 400 are the row's two
+#: copies; rounded up. Counted for every flow of the spec.
+BYTES_PER_FLOW_RECORD = 640
 #: Memory per packet in flight or queued (packet in a link, scoreboard entry).
 BYTES_PER_PACKET_IN_NETWORK = 256
 #: Bytes of one row in memory: flow_ts, queue_ts, events (mirrors the engine's
@@ -204,6 +223,31 @@ def _sampled_rows(exp: Experiment, f: Any, samples: int, rate_bps: int) -> int:
     return math.ceil(n * min(samples, 1 + life_ns / exp.experiment.sample_interval))
 
 
+def _alive_flows(exp: Experiment, rate_bps: int) -> float:
+    """Flows alive at once, at most: every fixed or bulk flow; of a finite group arriving
+    over time, its arrivals during one flow's life (a few RTTs, the longest queue's
+    delay and its transfer at the link's rate)."""
+    e = exp.experiment
+    rtt = max(exp.sender_rtt(i) for i in range(len(exp.senders)))
+    queue_ns = max(exp.buffer(ln).bytes * 8e9 / _highest_rate(ln) for ln in exp.links())
+    alive = 0.0
+    for f in exp.flows:
+        n = f.expected_count(e.duration)
+        if not f.is_lazy() or not math.isfinite(f.mean_size_bytes()):
+            alive += n
+            continue
+        life_ns = 4 * rtt + queue_ns + f.mean_size_bytes() * 8e9 / rate_bps
+        alive += n * min(1.0, life_ns / max(1, e.duration - f.start))
+    return alive
+
+
+def packets_per_cpu_s(alive_flows: float) -> float:
+    """The engine's data packets per CPU-second with ``alive_flows`` flows alive at once
+    (the pre-flight's model: docs/preflight.md)."""
+    doublings = math.log2(max(alive_flows, FLOWS_AT_FULL_SPEED) / FLOWS_AT_FULL_SPEED)
+    return PACKETS_PER_CPU_S / (1 + SLOWDOWN_PER_FLOW_DOUBLING * doublings)
+
+
 def _held_rows(rows: int, streamed: bool) -> int:
     from .runwriter import STREAM_CHUNK_ROWS
 
@@ -232,7 +276,9 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     seconds = e.duration / 1e9
     bursts = sum(exp.limit_context(ln).bytes(ln.spec.shaper.burst) for ln in links if ln.spec.shaper is not None)
     packets = math.ceil((max_rate * seconds / 8 + bursts) / min_packet)
-    cpu = packets / PACKETS_PER_CPU_S + flows * CPU_S_PER_FLOW
+    alive = min(float(flows), _alive_flows(exp, max_rate))
+    packet_cpu = packets / packets_per_cpu_s(alive)
+    cpu = packet_cpu + flows * CPU_S_PER_FLOW
     samples = (e.duration // e.sample_interval + 1) if e.sample_interval > 0 else 0
     rows = {
         "flows": flows,
@@ -249,7 +295,8 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     in_network = math.ceil(max_rate * max_rtt / (8e9 * min_packet)) + sum(exp.buffer(ln).packets for ln in links)
     memory = (
         BASE_BYTES
-        + flows * BYTES_PER_FLOW
+        + alive * BYTES_PER_FLOW
+        + flows * BYTES_PER_FLOW_RECORD
         + in_network * BYTES_PER_PACKET_IN_NETWORK
         + sum(held.values())
         + copies * flows * 200
@@ -262,10 +309,12 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     )
     events_text = f"drop and other events over experiment.duration ({format_duration(e.duration)})"
     cpu_driver = f"experiment.duration ({format_duration(e.duration)}) x bottleneck rate ({rate_text})"
-    if flows * CPU_S_PER_FLOW > packets / PACKETS_PER_CPU_S:
+    if flows * CPU_S_PER_FLOW > packet_cpu:
         cpu_driver = f"the number of flows ({flows:,}, flows[*].count)"
+    elif alive > FLOWS_AT_FULL_SPEED:
+        cpu_driver += f" at {packets_per_cpu_s(alive) / 1e6:.2f} M packets per CPU-s with ~{alive:,.0f} flows alive at once"
     parts = {
-        f"the number of flows ({flows:,}, flows[*].count)": flows * BYTES_PER_FLOW,
+        f"the number of flows ({flows:,}, flows[*].count)": alive * BYTES_PER_FLOW + flows * BYTES_PER_FLOW_RECORD,
         samples_text: held["flow_ts"] + held["queue_ts"],
         f"packets in flight and queued (bottleneck rate {rate_text}, RTT up to {format_duration(max_rtt)}, "
         f"bottleneck.buffer)": in_network * BYTES_PER_PACKET_IN_NETWORK,

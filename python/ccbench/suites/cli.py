@@ -68,7 +68,7 @@ def suites_cmd(name: str | None, scales: tuple[str, ...], report_dir: Path | Non
     """List the reproduction suites: every scenario of the five studies with its size
     (runs, simulated packets, estimated engine CPU) and what it needs that is missing.
 
-    Sizes are upper bounds from the pre-flight estimate (docs/preflight.md). A scenario
+    Sizes are the pre-flight's estimates (docs/preflight.md). A scenario
     'needs' what its spec validation rejects today (an unknown key, table or CCA)."""
     from ..cli import _fail, _user_errors
     from ..preflight import human_seconds
@@ -134,7 +134,7 @@ def suites_cmd(name: str | None, scales: tuple[str, ...], report_dir: Path | Non
         console.print(
             escape(
                 f"{s}: {sum(r['runnable'] for r in total)} runnable runs of {sum(r['runs'] for r in total)}, "
-                f"~{human_seconds(sum(r['est_cpu_s'] for r in total))} engine CPU (upper bound)"
+                f"~{human_seconds(sum(r['est_cpu_s'] for r in total))} engine CPU (estimate)"
             )
         )
 

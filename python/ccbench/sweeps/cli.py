@@ -196,7 +196,7 @@ def _print_plan(report: Any, target: Path, as_json: bool) -> None:
         f"{len(plan.runs)} runs = {len(plan.runs) // plan.spec.sweep.repetitions} combinations x "
         f"{plan.spec.sweep.repetitions} repetition(s)" + (f"; {plan.dropped} run(s) dropped by filters/exclude" if plan.dropped else ""),
         f"already complete in {target}: {report.complete}; invalid: {len(plan.invalid)}",
-        f"estimated cost (upper bounds, ccbench.preflight): {total:,} simulated data packets in all, "
+        f"estimated cost (ccbench.preflight): {total:,} simulated data packets in all, "
         f"{todo:,} still to run, ~{human_seconds(cpu)} of engine CPU",
         f"engine {plan.engine_version}",
     ]  # fmt: skip

@@ -163,7 +163,7 @@ class PlannedRun:
     experiment: Experiment | None = None
     error: str | None = None
     est_packets: int | None = None  # data packets, an upper bound (ccbench.preflight.estimate)
-    est_cpu_s: float | None = None  # engine CPU seconds, an upper bound
+    est_cpu_s: float | None = None  # engine CPU seconds, an estimate (ccbench.preflight.estimate)
 
     @property
     def valid(self) -> bool:
