@@ -681,7 +681,7 @@ impl<'a, 'e> World<'a, 'e> {
                     }
                 }
                 for l in &mut self.links {
-                    l.snapshot_at_warmup();
+                    l.snapshot_at_warmup(now);
                 }
             }
         }
@@ -843,7 +843,7 @@ impl<'a, 'e> World<'a, 'e> {
             // Everything the next link does from now on happens at or after the
             // warm-up (only `l` feeds it, and it is idle until `at`): its counters
             // now are its counters at the warm-up.
-            self.links[next as usize].snapshot_at_warmup();
+            self.links[next as usize].snapshot_at_warmup(self.cfg.warmup_ns);
         }
         let (at, mut p) = self.links[l as usize].take_started();
         p.hop += 1;
@@ -1313,6 +1313,8 @@ impl<'a, 'e> World<'a, 'e> {
             });
         }
         for l in self.links.iter_mut().filter(|l| l.recorded) {
+            // A link with departures at enqueue counts the packets started by now first.
+            l.advance(now);
             let sojourn = l.queue.take_sojourn();
             self.queue_ts.push(&QueueSample {
                 time_ns: now,

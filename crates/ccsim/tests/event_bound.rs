@@ -80,3 +80,37 @@ fn links_fed_by_one_link_cost_no_event_per_packet() {
     let (da, db) = (a.stats.data_pkts_delivered as f64, b.stats.data_pkts_delivered as f64);
     assert!((da - db).abs() < 0.01 * da, "delivered {da} vs {db}");
 }
+
+/// A plain FIFO with a constant rate and delay computes each packet's departure when
+/// it admits it, so a packet that waits in its queue costs no transmit-completion
+/// event (`net/link.rs`, departures at enqueue). A rate change scheduled after the end
+/// (never applied) keeps the bottleneck on the eager path: that run has one more event
+/// per packet that waited at the bottleneck (its sojourn above zero; every packet's
+/// sojourn is sampled), and is otherwise the same run up to the order of events at
+/// the very same nanosecond.
+#[test]
+fn packets_waiting_in_a_fifo_cost_no_completion_event() {
+    let mut scheduled = dumbbell(100, &[20], 2.0);
+    scheduled.duration_ns = secs(5);
+    scheduled.sojourn_sample_every = 1;
+    for _ in 0..4 {
+        scheduled.flows.push(flow(0, "cubic", 0));
+    }
+    let mut eager = scheduled.clone();
+    let ccsim::config::TopologyConfig::Dumbbell(d) = &mut eager.topology else { unreachable!("a dumbbell") };
+    d.bottleneck.rate_schedule = vec![(eager.duration_ns + 1, d.bottleneck.rate_bps)];
+    let (a, b) = (ccsim::run(&scheduled).unwrap(), ccsim::run(&eager).unwrap());
+    assert_conservation(&a);
+    assert_conservation(&b);
+    // The forward bottleneck's samples (its reverse direction is sampled too).
+    let Some(ccsim::trace::Column::Dict { codes, values }) = a.sojourn.column("link") else { panic!("sojourn.link") };
+    let forward = values.iter().position(|v| v == "bottleneck").expect("the bottleneck is sampled") as u32;
+    let sojourns = a.sojourn.u64s("sojourn_ns").iter().zip(codes);
+    let waited = sojourns.filter(|&(&s, &l)| l == forward && s > 0).count() as f64;
+    let saved = b.stats.events_processed as f64 - a.stats.events_processed as f64;
+    println!("events {} vs {}, packets that waited {waited}", a.stats.events_processed, b.stats.events_processed);
+    assert!(waited > 0.5 * a.stats.data_pkts_delivered as f64, "the queue must build: {waited} waited");
+    assert!((saved - waited).abs() < 0.02 * waited, "one event saved per packet that waited: saved {saved}, waited {waited}");
+    let (da, db) = (a.stats.data_pkts_delivered as f64, b.stats.data_pkts_delivered as f64);
+    assert!((da - db).abs() < 0.01 * da, "delivered {da} vs {db}");
+}

@@ -17,6 +17,22 @@
 //! known time). So the event queue holds O(links), not O(packets in flight), and a
 //! packet crossing a link that never queues costs one event (its arrival), or none
 //! when it is cut through to the next link (`cut_through.rs`).
+//!
+//! **Departures at enqueue** ([`Link::schedule_departures`]). On a link whose qdisc
+//! is a plain drop-tail FIFO (pfifo, bfifo), whose rate never changes and whose
+//! delay is constant, a packet's start of service is known when it is admitted: the
+//! later of its arrival and the end of the packet before it (nothing reorders,
+//! removes or delays a queued packet, and the remainder carry runs in admission
+//! order either way). Such a link puts every admitted packet onto its delay line at
+//! once, with its arrival time, and needs no transmit-completion event at all. Its
+//! queue (a `ScheduledFifo`) keeps the start, enqueue time and size of the packets
+//! not started yet, and [`Link::advance`] brings it up to an instant before anything
+//! reads it (an admission, a sample, the warm-up snapshot, `close`): every packet whose
+//! service started *before* that instant then leaves the queue, counted at its start
+//! as a dequeue would have been. A packet starting at the very instant of an
+//! admission or a sample still counts as queued there, as if the eager link's
+//! completion event at that instant came after the other event (the eager model
+//! orders such ties by when the events were scheduled; this order is one of them).
 
 use std::collections::VecDeque;
 
@@ -83,6 +99,9 @@ pub struct Link {
     /// The packet serialized last went on to the next link at once (it is not on
     /// this link's delay line).
     last_cut: bool,
+    /// Departures are computed at enqueue (see the module's documentation): the
+    /// queue is a `ScheduledFifo` and no transmit completion is ever scheduled.
+    scheduled: bool,
 }
 
 /// A packet on the delay line with its arrival time. The packet comes first
@@ -136,6 +155,36 @@ impl Link {
             may_send_feedback: false,
             last_cut: false,
             warmup_taken: false,
+            scheduled: false,
+        }
+    }
+
+    /// Compute each packet's departure when it is admitted, if this link allows it: a
+    /// plain FIFO qdisc (empty), a constant delay and no scheduled rate change (a
+    /// change would move the starts of packets already queued). Returns whether it
+    /// does. Call once the link is configured, before any packet.
+    pub fn schedule_departures(&mut self) -> bool {
+        if !self.jittered() && self.rate_schedule.is_empty() && self.queue.schedule_departures() {
+            self.scheduled = true;
+        }
+        self.scheduled
+    }
+
+    /// Whether departures are computed at enqueue.
+    pub fn departures_scheduled(&self) -> bool {
+        self.scheduled
+    }
+
+    /// Bring a link with departures at enqueue up to `now` before its queue is read:
+    /// the packets whose service started before `now` leave the queue (see the module's
+    /// documentation). Nothing to do on other links (their queue is always current).
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        if self.scheduled {
+            if let Some(bytes) = self.queue.advance(now) {
+                // The last packet started is the one in service (tc's head).
+                self.in_tx_bytes = bytes;
+            }
         }
     }
 
@@ -152,10 +201,11 @@ impl Link {
         self.jitter > 0
     }
 
-    /// Keep the queue's counters as they are at the warm-up instant (once: a link
-    /// taking cut-through packets may be at the warm-up before the world is).
-    pub fn snapshot_at_warmup(&mut self) {
+    /// Keep the queue's counters as they are at the warm-up instant `warmup` (once: a
+    /// link taking cut-through packets may be at the warm-up before the world is).
+    pub fn snapshot_at_warmup(&mut self, warmup: Time) {
         if !self.warmup_taken {
+            self.advance(warmup);
             self.stats_at_warmup = self.queue.stats;
             self.warmup_taken = true;
         }
@@ -171,6 +221,11 @@ impl Link {
     /// and the queue empty, and be admitted: it then starts serializing at `at`
     /// whatever else happens until then, as long as nothing else enters the link.
     pub fn idle_at(&self, at: Time, p: &Packet) -> bool {
+        if self.scheduled {
+            // Its queue may not be brought up to `at` yet, but whatever it holds starts
+            // before `at` or not.
+            return self.busy_until <= at && self.queue.drained_before(at) && self.queue.admits_alone(p);
+        }
         !self.tx_wake_pending
             && self.poll_at.is_none()
             && self.busy_until <= at
@@ -225,6 +280,9 @@ impl Link {
             self.queue.drop_external(p, DropReason::RandomLoss);
             return (LinkWake::None, None);
         }
+        if self.scheduled {
+            return (LinkWake::None, self.enqueue_scheduled(p, now));
+        }
         let busy = self.busy(now);
         if self.limit_includes_head && busy && !self.queue.admits_with(&p, 1, self.in_tx_bytes as u64) {
             self.queue.drop_external(p, DropReason::TailDrop);
@@ -242,6 +300,33 @@ impl Link {
             return (LinkWake::TxDone(self.busy_until), None);
         }
         (LinkWake::None, None)
+    }
+
+    /// `enqueue` on a link with departures at enqueue: the same admission as the eager
+    /// path at `now` (tc's head accounting, the FIFO's limit), then the packet goes
+    /// onto the delay line at once, to start when the transmitter is next free.
+    /// Returns the delay line's head arrival if it must be scheduled.
+    fn enqueue_scheduled(&mut self, p: Packet, now: Time) -> Option<Time> {
+        self.advance(now);
+        // Packets wait only while one is in service, so an empty queue after
+        // `advance` with the last one finished is an idle transmitter.
+        let busy = self.busy_until > now || self.queue.backlog_pkts() > 0;
+        if !busy {
+            if self.queue.pass_through(&p, now) {
+                return self.start(p, now).1;
+            }
+            // Too large for the empty queue (a bfifo's limit).
+            self.queue.drop_external(p, DropReason::TailDrop);
+            return None;
+        }
+        let head_bytes = if self.limit_includes_head { (1, self.in_tx_bytes as u64) } else { (0, 0) };
+        if !self.queue.admits_with(&p, head_bytes.0, head_bytes.1) {
+            self.queue.drop_external(p, DropReason::TailDrop);
+            return None;
+        }
+        let start = self.busy_until;
+        self.queue.push_scheduled(&p, now, start);
+        self.serialize(p, start)
     }
 
     /// The transmitter is free at `now`: take the next packet from the queue and
@@ -263,10 +348,25 @@ impl Link {
     /// delay line.
     #[inline]
     fn start(&mut self, p: Packet, now: Time) -> (LinkWake, Option<Time>) {
+        self.in_tx_bytes = p.wire_bytes;
+        let head = self.serialize(p, now);
+        let wake = if self.queue.backlog_pkts() > 0 {
+            debug_assert!(!self.scheduled, "a link with departures at enqueue needs no completion event");
+            self.tx_wake_pending = true;
+            LinkWake::TxDone(self.busy_until)
+        } else {
+            LinkWake::None
+        };
+        (wake, head)
+    }
+
+    /// Serialize `p` from `from` on (the transmitter is free then) and put it on the
+    /// delay line; returns its arrival time if it is the line's new head (to schedule).
+    #[inline]
+    fn serialize(&mut self, p: Packet, from: Time) -> Option<Time> {
         let (ns, rem) = serialization_by(p.wire_bytes as u64, &self.rate_div, self.remainder);
         self.remainder = rem;
-        self.busy_until = now + ns;
-        self.in_tx_bytes = p.wire_bytes;
+        self.busy_until = from + ns;
         self.tx_pkts += 1;
         self.tx_bytes += p.wire_bytes as u64;
         self.last_cut = false;
@@ -285,13 +385,7 @@ impl Link {
                 (arrival, true)
             }
         };
-        let wake = if self.queue.backlog_pkts() > 0 {
-            self.tx_wake_pending = true;
-            LinkWake::TxDone(self.busy_until)
-        } else {
-            LinkWake::None
-        };
-        (wake, head.then_some(arrival))
+        head.then_some(arrival)
     }
 
     /// A scheduled poll of a shaping queue: start transmitting if idle.
@@ -333,8 +427,10 @@ impl Link {
     /// transmitted, so it leaves the byte counters. Packets cut through to this link
     /// may be due to start serializing after `end` too: every packet on the delay line
     /// whose serialization ends at or after `end` leaves the counters (it ends at its
-    /// arrival less the delay).
+    /// arrival less the delay); so does every packet a link with departures at enqueue
+    /// had scheduled to start at or after `end` (its queue is brought up to `end`).
     pub fn close(&mut self, end: Time) {
+        self.advance(end);
         if self.jittered() {
             // No packets are cut through to a jittered link, so only the packet
             // started last can still be serializing (the line is not in start order).
@@ -361,6 +457,7 @@ impl Link {
 
     /// Apply a rate change; takes effect from the next packet serialized.
     pub fn set_rate(&mut self, rate_bps: Bps) {
+        debug_assert!(!self.scheduled, "a link with departures at enqueue has no rate changes");
         self.rate_bps = rate_bps;
         self.rate_div = Divisor::new(rate_bps);
         self.peak_rate_bps = self.peak_rate_bps.max(rate_bps);
@@ -377,6 +474,9 @@ impl Link {
         self.handshake_in_link -= 1;
     }
 }
+
+#[cfg(test)]
+mod scheduled_tests;
 
 #[cfg(test)]
 mod tests {

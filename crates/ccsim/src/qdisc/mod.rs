@@ -23,7 +23,7 @@ pub mod red;
 pub mod tbf;
 mod timed;
 
-pub use fifo::Fifo;
+pub use fifo::{Fifo, ScheduledFifo};
 pub use timed::{Queued, TimedFifo};
 
 use crate::config::QdiscConfig;
@@ -185,20 +185,14 @@ pub struct SojournWindow {
 /// bottlenecks) is held inline and called directly, so its enqueue and dequeue inline
 /// into `Queue`'s: a virtual call returned each dequeued packet through memory, and
 /// the CPU could not forward those stores to the wider loads that read it back (30 %
-/// of `Queue::dequeue`'s samples on scenario (c)). Any other qdisc is behind the trait.
+/// of `Queue::dequeue`'s samples on scenario (c)). A plain FIFO whose link computes
+/// departures at enqueue is a [`ScheduledFifo`] (see [`Queue::schedule_departures`]).
+/// Any other qdisc is behind the trait.
 #[derive(Debug)]
 enum Discipline {
     Fifo(fifo::Fifo),
+    Scheduled(fifo::ScheduledFifo),
     Other(Box<dyn Qdisc>),
-}
-
-impl Discipline {
-    fn get(&self) -> &dyn Qdisc {
-        match self {
-            Discipline::Fifo(f) => f,
-            Discipline::Other(q) => q.as_ref(),
-        }
-    }
 }
 
 /// A qdisc with its accounting and its random stream.
@@ -242,12 +236,46 @@ impl Queue {
         Self::with(qdisc, rng)
     }
 
+    /// Turn a plain FIFO (empty) into a [`ScheduledFifo`], for a link that computes
+    /// each packet's start of service when it admits it; false (nothing done) for any
+    /// other qdisc.
+    pub fn schedule_departures(&mut self) -> bool {
+        let Discipline::Fifo(f) = &self.qdisc else { return false };
+        self.qdisc = Discipline::Scheduled(fifo::ScheduledFifo::from_fifo(f));
+        true
+    }
+
+    /// Admit `p` at `now` to a scheduled FIFO that has room for it (the caller checked
+    /// `admits_with`); its service starts at `start`, its sojourn is counted then.
+    #[inline]
+    pub fn push_scheduled(&mut self, p: &Packet, now: Time, start: Time) {
+        let Discipline::Scheduled(f) = &mut self.qdisc else { unreachable!("not a scheduled FIFO") };
+        f.push(fifo::Waiting { start, enqueued_at: now, wire_bytes: p.wire_bytes });
+        self.stats.enqueued_pkts += 1;
+    }
+
+    /// Bring a scheduled FIFO up to `now`: every packet whose service started before
+    /// `now` leaves the queue, counted as its dequeue at its start would have been.
+    /// Returns the size of the last one (the packet in service at `now`, if the link
+    /// is still busy), or none if none started. Nothing to do for other qdiscs.
+    #[inline]
+    pub fn advance(&mut self, now: Time) -> Option<u32> {
+        let mut last = None;
+        loop {
+            let Discipline::Scheduled(f) = &mut self.qdisc else { return None };
+            let Some(w) = f.pop_started(now) else { return last };
+            self.count_dequeue(w.wire_bytes, w.start - w.enqueued_at, w.start);
+            last = Some(w.wire_bytes);
+        }
+    }
+
     /// Offer a packet; a drop shows in `report` (and the counters).
     pub fn enqueue(&mut self, p: Packet, now: Time) {
         let (drops, marks) = (self.report.drops.len(), self.report.marks.len());
         let mut ctx = QdiscCtx { now, rng: &mut self.rng };
         let admitted = match &mut self.qdisc {
             Discipline::Fifo(f) => f.enqueue(p, &mut ctx, &mut self.report),
+            Discipline::Scheduled(_) => unreachable!("a scheduled FIFO admits through push_scheduled"),
             Discipline::Other(q) => q.enqueue(p, &mut ctx, &mut self.report),
         };
         if admitted {
@@ -261,6 +289,8 @@ impl Queue {
         let mut ctx = QdiscCtx { now, rng: &mut self.rng };
         let q = match &mut self.qdisc {
             Discipline::Fifo(f) => f.dequeue(&mut ctx, &mut self.report),
+            // Its packets leave through `advance`.
+            Discipline::Scheduled(_) => None,
             Discipline::Other(q) => q.dequeue(&mut ctx, &mut self.report),
         };
         self.count_since(drops, marks);
@@ -269,8 +299,9 @@ impl Queue {
         Some(q.packet)
     }
 
-    /// A packet leaves the queue after `sojourn`: the counters, the sojourn summary and
-    /// every `sojourn_every`-th sample (shared by `dequeue` and `pass_through`).
+    /// A packet leaves the queue at `now` after `sojourn`: the counters, the sojourn
+    /// summary and every `sojourn_every`-th sample (shared by `dequeue`,
+    /// `pass_through` and `advance`).
     #[inline]
     fn count_dequeue(&mut self, wire_bytes: u32, sojourn: Time, now: Time) {
         self.stats.dequeued_pkts += 1;
@@ -290,8 +321,12 @@ impl Queue {
     /// would not admit: the caller then takes the ordinary path.
     #[inline]
     pub fn pass_through(&mut self, p: &Packet, now: Time) -> bool {
-        let Discipline::Fifo(f) = &self.qdisc else { return false };
-        if f.backlog_pkts() > 0 || !f.admits_with(p, 0, 0) {
+        let passes = match &self.qdisc {
+            Discipline::Fifo(f) => f.backlog_pkts() == 0 && f.admits_with(p, 0, 0),
+            Discipline::Scheduled(f) => f.backlog_pkts() == 0 && f.admits_alone(p),
+            Discipline::Other(_) => false,
+        };
+        if !passes {
             return false;
         }
         self.stats.enqueued_pkts += 1;
@@ -322,13 +357,15 @@ impl Queue {
         }
     }
 
-    // The per-packet queries match on the discipline rather than go through `get`:
-    // a FIFO's then inline, where `get`'s trait object cost an indirect call each
-    // (`Link::start` asks for the backlog on every packet).
+    // The per-packet queries match on the discipline rather than go through a trait
+    // object: a FIFO's then inline, where the trait object cost an indirect call each
+    // (`Link::start` asks for the backlog on every packet). A scheduled FIFO's
+    // backlog is as of its last `advance`.
     #[inline]
     pub fn backlog_bytes(&self) -> u64 {
         match &self.qdisc {
             Discipline::Fifo(f) => f.backlog_bytes(),
+            Discipline::Scheduled(f) => f.backlog_bytes(),
             Discipline::Other(q) => q.backlog_bytes(),
         }
     }
@@ -336,24 +373,49 @@ impl Queue {
     pub fn backlog_pkts(&self) -> u64 {
         match &self.qdisc {
             Discipline::Fifo(f) => f.backlog_pkts(),
+            Discipline::Scheduled(f) => f.backlog_pkts(),
             Discipline::Other(q) => q.backlog_pkts(),
         }
     }
     pub fn aqm_state(&self) -> AqmState {
-        self.qdisc.get().aqm_state()
+        match &self.qdisc {
+            Discipline::Fifo(_) | Discipline::Scheduled(_) => AqmState::default(),
+            Discipline::Other(q) => q.aqm_state(),
+        }
     }
     /// See [`Qdisc::admits_with`].
     #[inline]
     pub fn admits_with(&self, p: &Packet, extra_pkts: u64, extra_bytes: u64) -> bool {
         match &self.qdisc {
             Discipline::Fifo(f) => f.admits_with(p, extra_pkts, extra_bytes),
+            Discipline::Scheduled(f) => f.admits_with(p, extra_pkts, extra_bytes),
             Discipline::Other(q) => q.admits_with(p, extra_pkts, extra_bytes),
+        }
+    }
+    /// Whether `p` would be admitted to this queue once it is empty (a scheduled
+    /// FIFO's backlog may be stale, its limit is not); for other qdiscs, only if
+    /// it is empty now.
+    #[inline]
+    pub fn admits_alone(&self, p: &Packet) -> bool {
+        match &self.qdisc {
+            Discipline::Scheduled(f) => f.admits_alone(p),
+            _ => self.backlog_pkts() == 0 && self.admits_with(p, 0, 0),
+        }
+    }
+    /// Whether every packet a scheduled FIFO holds starts service before `at` (true
+    /// for other qdiscs: they schedule nothing ahead).
+    #[inline]
+    pub fn drained_before(&self, at: Time) -> bool {
+        match &self.qdisc {
+            Discipline::Scheduled(f) => f.last_start().is_none_or(|s| s < at),
+            _ => true,
         }
     }
     #[inline]
     pub fn next_ready(&self, now: Time) -> Option<Time> {
         match &self.qdisc {
             Discipline::Fifo(f) => f.next_ready(now),
+            Discipline::Scheduled(_) => None,
             Discipline::Other(q) => q.next_ready(now),
         }
     }

@@ -75,6 +75,9 @@ pub fn link_from_config(seed: u64, index: usize, name: String, c: &LinkConfig) -
         && c.loss == 0.0
         && c.gilbert_elliott.is_none()
         && c.rate_schedule.is_empty();
+    // Departures at enqueue wherever they are known then (a FIFO, a constant rate
+    // and delay): no transmit-completion events on such links.
+    link.schedule_departures();
     // Only NCF's switch sends feedback; qdiscs with children may hold one.
     link.may_send_feedback = !matches!(
         c.qdisc,
