@@ -250,3 +250,97 @@ def test_a_signal_during_numpys_first_lookup_cannot_turn_into_an_engine_error(tm
     assert "engine internal error" not in done.stderr and "panicked" not in done.stderr
     assert "flows 4" in done.stdout
     assert "progress calls 0" not in done.stdout  # the failing import was in place
+
+
+def _children() -> dict[int, list[int]]:
+    """Every process's children, from /proc."""
+    out: dict[int, list[int]] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            out.setdefault(ppid, []).append(int(p.name))
+    return out
+
+
+def _descendants(pid: int) -> list[int]:
+    tree, found, stack = _children(), [], [pid]
+    while stack:
+        for child in tree.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _sweep_with_a_busy_worker(tmp_path: Path) -> tuple[subprocess.Popen, int, list[int]]:
+    """A sweep of two 600-s runs at 1 Gbit/s on one worker, once the worker simulates
+    (the sweep's grandchild, forked by multiprocessing's fork server; the fork server
+    and the resource tracker are its children): the sweep, the worker, and every
+    process under the sweep."""
+    from sweep_helpers import write_sweep
+
+    spec = write_sweep(tmp_path, reps=1, rates=(1000,), ks=(1, 2), duration="600s")
+    # Output to a file, not a pipe: the worker inherits it, and reading a pipe to its end
+    # would wait for the worker.
+    with open(tmp_path / "stderr", "wb") as err:
+        proc = subprocess.Popen(
+            cli_argv("sweep", str(spec), "-o", str(tmp_path / "out"), "-j", "1", "--no-progress"),
+            stdout=subprocess.DEVNULL, stderr=err,
+        )  # fmt: skip
+    deadline = time.monotonic() + HANG_S
+    while True:
+        under = _descendants(proc.pid)
+        children = _children().get(proc.pid, [])
+        busy = [p for p in under if p not in children and _alive(p) and _cpu_s(p) > 1.0]
+        if busy:
+            return proc, busy[0], under
+        assert proc.poll() is None and time.monotonic() < deadline, "no worker started simulating"
+        time.sleep(0.1)
+
+
+def _gone_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def test_sigterm_stops_a_sweep_and_the_run_its_worker_holds(tmp_path):
+    """SIGTERM is handled as Ctrl-C is: the sweep kills the run in progress (it would
+    otherwise simulate its 600 s for minutes of CPU after the sweep is gone) and exits
+    with 128 + 15."""
+    proc, worker, _ = _sweep_with_a_busy_worker(tmp_path)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=HANG_S)
+    finally:
+        proc.kill()
+    assert _gone_within(worker, 10), f"worker {worker} still simulating after the sweep ended"
+    err = (tmp_path / "stderr").read_text()
+    assert proc.returncode == 143, err
+    assert "interrupted: complete runs are kept" in err and "Traceback" not in err
+
+
+def test_a_sweep_killed_outright_takes_its_worker_with_it(tmp_path):
+    """SIGKILL gives the sweep no chance to stop its workers: each worker watches the
+    sweep's process and exits when it is gone (ccbench.signals.exit_with)."""
+    proc, worker, under = _sweep_with_a_busy_worker(tmp_path)
+    try:
+        proc.kill()
+        proc.wait(timeout=HANG_S)
+    finally:
+        proc.kill()
+    assert _gone_within(worker, 10), f"worker {worker} still simulating after the sweep was killed"
+    # With the worker gone, the fork server and the resource tracker see their pipes
+    # close and end too: nothing of the sweep is left.
+    assert all(_gone_within(p, 10) for p in under), [p for p in under if _alive(p)]

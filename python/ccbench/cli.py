@@ -42,13 +42,12 @@ import click  # noqa: E402
 
 from . import __version__  # noqa: E402
 from .errors import CcbenchError  # noqa: E402
+from .signals import exit_status  # noqa: E402
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 EXIT_BAD_INPUT = 2
-#: The shell's status for a command ended by SIGINT (128 + 2).
-EXIT_INTERRUPTED = 130
 
 
 def _fail(message: str) -> NoReturn:
@@ -69,7 +68,7 @@ def _user_errors() -> Iterator[None]:
             else "; nothing was written"
         )
         click.echo(f"interrupted{saved}", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(exit_status())
     except BrokenPipeError:
         raise  # the reader went away (`| head`): click exits quietly, as for `list`
     except FileExistsError as e:
@@ -610,7 +609,11 @@ def compare_cmd(sources: tuple[Path, ...], out_file: Path | None, threshold: flo
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point. SIGTERM stops a command as Ctrl-C does
+    (:mod:`ccbench.signals`)."""
+    from .signals import sigterm_as_interrupt
+
+    sigterm_as_interrupt()
     cli.main(args=argv, prog_name="ccbench")
 
 

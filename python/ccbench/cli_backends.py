@@ -18,8 +18,10 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from .cli import _console, _fail, _user_errors, cli
+from .signals import exit_status
 
-EXIT_INTERRUPTED = 130
+#: The shell's status for a command ended by SIGTERM (128 + 15).
+EXIT_TERMINATED = 143
 
 
 @contextmanager
@@ -30,9 +32,9 @@ def _interruptible() -> Iterator[None]:
 
     try:
         yield
-    except (KeyboardInterrupt, Terminated):
+    except (KeyboardInterrupt, Terminated) as e:
         click.echo("interrupted: the kernel run was stopped and its namespaces removed; nothing was saved", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        sys.exit(EXIT_TERMINATED if isinstance(e, Terminated) else exit_status())
 
 
 def run_with_progress(exp: Any, target: Path, *, overwrite: bool, backend: str | None) -> Any:

@@ -17,6 +17,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..signals import exit_status
+
 #: Per experiment, the headline number ``compare`` shows: (experiment, metric, how).
 HEADLINES = (
     ("q1-buffers", "util", "min"),
@@ -75,7 +77,7 @@ def profile_cmd(
             _fail(str(e))
         except KeyboardInterrupt:
             click.echo("interrupted: complete runs are kept; run the same command again to resume", err=True)
-            sys.exit(130)
+            sys.exit(exit_status())
     console = _console()
     for q in ("Q1", "Q2", "Q3"):
         for exp in (x for x in prof.experiments if x["question"] == q):

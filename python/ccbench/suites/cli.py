@@ -15,6 +15,8 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..signals import exit_status
+
 
 def _console() -> Any:
     from rich.console import Console
@@ -160,7 +162,7 @@ def run_suite_cli(name: str, scale: str, out_dir: Path | None, **options: Any) -
             _fail(str(e))
         except KeyboardInterrupt:
             click.echo("interrupted: complete runs are kept; run the same command again to resume", err=True)
-            sys.exit(130)
+            sys.exit(exit_status())
     for s in outcome.scenarios:
         if s.kind != "runs":
             console.print(escape(f"{s.id}: {s.kind} (no runs of its own)"))

@@ -21,8 +21,9 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..signals import exit_status
+
 EXIT_RUNS_FAILED = 1
-EXIT_INTERRUPTED = 130
 
 #: Columns shown by ``ccbench results`` after the parameters, with their headers.
 _SHOWN = (
@@ -148,7 +149,7 @@ def sweep_cmd(
             click.echo(
                 f"interrupted: complete runs are kept; run the same command again to resume ({target})", err=True
             )
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(exit_status())
         except ConnectionError as e:
             _fail(str(e))
     if dry_run:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from ..signals import exit_with
 from ..threads import blas_limited_environ
 from .worker import RunTask, execute, failure_record
 
@@ -60,8 +61,10 @@ class Executor:
 # --------------------------------------------------------------------------- local
 
 
-def _worker_loop(conn: Connection) -> None:
-    """A worker process: run the tasks the parent sends until it sends ``None``."""
+def _worker_loop(conn: Connection, sweep_pid: int) -> None:
+    """A worker process: run the tasks the sweep sends until it sends ``None``; end
+    the moment the sweep's process is gone (:func:`ccbench.signals.exit_with`)."""
+    exit_with(sweep_pid)
     while True:
         try:
             task = conn.recv()
@@ -99,7 +102,9 @@ class LocalExecutor(Executor):
 
     def _start(self) -> _Slot:
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_worker_loop, args=(child,), name="ccbench-sweep-worker", daemon=True)
+        proc = self._ctx.Process(
+            target=_worker_loop, args=(child, os.getpid()), name="ccbench-sweep-worker", daemon=True
+        )
         # The fork server (started by the first worker) and so every worker it forks
         # get the BLAS thread limit before they import NumPy (ccbench.threads).
         with blas_limited_environ():
