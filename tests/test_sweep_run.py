@@ -335,3 +335,21 @@ def test_the_local_pool_defaults_to_one_worker_per_core():
         LocalExecutor(0)
     r = invoke("sweep", "unused.toml", "-o", "unused", "-j", "0")
     assert r.exit_code == 2 and "'-j' / '--workers': 0 is not in the range" in r.output
+
+
+def test_only_runs_a_part_of_a_sweep_with_the_ids_it_has_in_the_whole(tmp_path):
+    """``--only EXPR`` keeps the combinations where EXPR holds; the same command without
+    it then runs just the rest; a bad expression is an error naming --only."""
+    spec = write_sweep(tmp_path)  # rates 2, 4 x k 0.5, 2 x 2 repetitions = 8 runs
+    whole = {r.run_id for r in expand(spec).runs if r.params["rate_mbit"] == 2}
+    part = expand(spec, only=["rate_mbit == 2"])
+    assert {r.run_id for r in part.runs} == whole and len(whole) == 4 and part.dropped == 4
+    out = tmp_path / "out"
+    r = invoke("sweep", spec, "-o", out, "-j", "1", "--only", "rate_mbit == 2", "--no-progress")
+    assert r.exit_code == 0, r.output
+    assert set(SweepResults(out).runs["run_id"]) == whole
+    rest = invoke("sweep", spec, "-o", out, "-j", "1", "--no-progress")
+    assert rest.exit_code == 0 and "(4 already complete, 4 run now)" in rest.output, rest.output
+    assert len(SweepResults(out).runs) == 8
+    bad = invoke("sweep", spec, "-o", out, "--only", "nosuch > 1", "--dry-run")
+    assert bad.exit_code == 2 and "--only 'nosuch > 1'" in bad.output and "Traceback" not in bad.output, bad.output

@@ -107,12 +107,18 @@ def _fmt(value: Any, column: str = "") -> str:
     "--stream", is_flag=True, help="with --dask: workers send results back instead of writing to a shared directory"
 )
 @click.option("--force", is_flag=True, help="run what the pre-flight check refuses only for its estimated cost")
+@click.option(
+    "--only", "only", multiple=True, metavar="EXPR",
+    help="run only the combinations where EXPR holds (a sweep filter over its parameters, e.g. "
+    "'rate_mbit <= 1000'; repeatable); the runs keep their ids, so a later run without it completes the rest",
+)  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="no progress bar or progress lines")
 @click.option("--json", "as_json", is_flag=True, help="with --dry-run: print the plan as JSON lines")
 def sweep_cmd(
     spec: Path | None, suite: str | None, scale: str, out_dir: Path | None, dry_run: bool, workers: int | None,
     dask: str | None, retry_failed: bool,
-    timeout: float | None, max_attempts: int, stream: bool, force: bool, no_progress: bool, as_json: bool,
+    timeout: float | None, max_attempts: int, stream: bool, force: bool, only: tuple[str, ...], no_progress: bool,
+    as_json: bool,
 ) -> None:  # fmt: skip
     """Run the sweep SPEC (an experiment spec with a [sweep] table) into a directory.
 
@@ -132,6 +138,7 @@ def sweep_cmd(
         run_suite_cli(
             suite, scale, out_dir, workers=workers, dask=dask, dry_run=dry_run, retry_failed=retry_failed,
             timeout=timeout, max_attempts=max_attempts, stream=stream, progress=not no_progress, force=force,
+            only=only,
         )  # fmt: skip
         return
     assert spec is not None
@@ -142,6 +149,7 @@ def sweep_cmd(
             report = run_sweep(
                 sweep, target, workers=workers, dask=dask, dry_run=dry_run, retry_failed=retry_failed,
                 timeout=timeout, max_attempts=max_attempts, stream=stream, progress=not no_progress, force=force,
+                only=only,
             )  # fmt: skip
         except (EngineChanged, SweepBusy) as e:
             _fail(str(e))

@@ -42,7 +42,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -425,12 +425,19 @@ def _matches(rule: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
     return all(key in params and params[key] == want for key, want in rule.items())
 
 
-def expand(spec: SweepSpec | str | Path | Mapping[str, Any], *, engine_version: str | None = None) -> SweepPlan:
+def expand(
+    spec: SweepSpec | str | Path | Mapping[str, Any],
+    *,
+    engine_version: str | None = None,
+    only: Sequence[str] = (),
+) -> SweepPlan:
     """Expand a sweep into its runs (combinations × repetitions, in spec order,
     repetitions innermost). Invalid combinations are kept in the plan with their error
     (they fail alone); a filter or template that cannot be evaluated is a
     :class:`SweepSpecError`. Two runs resolving to the same experiment are an error:
-    an axis that changes nothing would otherwise duplicate runs."""
+    an axis that changes nothing would otherwise duplicate runs. ``only`` adds filter
+    expressions from outside the spec (``ccbench sweep --only``): a part of a sweep,
+    with the same run ids as in the whole."""
     from .. import engine
 
     sweep = load_sweep(spec)
@@ -460,6 +467,11 @@ def expand(spec: SweepSpec | str | Path | Mapping[str, Any], *, engine_version: 
                     keep = keep and bool(evaluate(rule, names))
                 except ExpressionError as e:
                     raise _sweep_error([(f"sweep.filters[{i}]", str(e))], sweep.source) from None
+            for rule in only:
+                try:
+                    keep = keep and bool(evaluate(rule, names))
+                except ExpressionError as e:
+                    raise _sweep_error([(f"--only {rule!r}", str(e))], sweep.source) from None
             if keep and any(_matches(rule, params) for rule in s.exclude):
                 keep = False
             if not keep:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -163,6 +163,7 @@ def run_sweep(
     stream: bool = False,
     progress: bool = True,
     force: bool = False,
+    only: Sequence[str] = (),
 ) -> SweepReport:
     """Run a sweep into ``out_dir`` (see the module docstring); returns a
     :class:`SweepReport`. ``workers``: local processes (default: one per core) or
@@ -172,12 +173,14 @@ def run_sweep(
     ``max_attempts`` bounds the retries of a run whose worker dies. ``force`` runs
     what the pre-flight check (:mod:`ccbench.preflight`) would refuse only for its
     estimated cost; a run it refuses is recorded as failed (``PreflightError``).
+    ``only``: filter expressions over the sweep's parameters that run a part of it
+    (the index then lists that part; the runs keep the ids they have in the whole).
 
     Raises :class:`~.plan.SweepSpecError` for a bad sweep spec, :class:`EngineChanged`
     and :class:`SweepBusy` as described; a failing run is never an exception.
     """
     t0 = time.monotonic()
-    plan = expand(spec if isinstance(spec, SweepSpec) else _load(spec))
+    plan = expand(spec if isinstance(spec, SweepSpec) else _load(spec), only=only)
     sweep = plan.spec
     layout = SweepLayout(out_dir)
     report = SweepReport(layout.root, sweep.name, len(plan.runs), 0, dropped=plan.dropped, dry_run=dry_run, plan=plan)
