@@ -305,3 +305,30 @@ def test_d0_bottleneck_is_the_tc_the_authors_ran(sid):
                 assert (q["min_bytes"], q["max_bytes"], q["avpkt_bytes"]) == (30_000, 30_001, 1000)
                 assert q["bandwidth_bps"] == rate
                 assert not q["ecn"] and not q["adaptive"]
+
+
+def test_a_report_over_a_part_of_a_scenario_is_not_judged_against_the_whole(tmp_path):
+    """A study's value over its whole grid is not judged against ours over a part of it
+    (``sweep --only``): the report says how much it covers; once the rest has run, the
+    same value is judged."""
+    from ccbench.suites.report import scenario_table, write_report
+
+    out = tmp_path / "qb"
+    opts = {"scale": "tiny", "executor": InlineExecutor(), "progress": False, "report": False}
+    run_suite("recipe/q1-buffer-sizes", out, only=["cca == 'cubic'"], **opts)  # one of its two runs
+    ours = float(scenario_table(select("recipe/q1-buffer-sizes")[0], out / "q1-buffer-sizes")["util"].mean())
+    pub = tmp_path / "published.toml"
+    pub.write_text(
+        f'[[value]]\nscenario = "recipe/q1-buffer-sizes"\nmetric = "util"\nsource = "fixture"\n'
+        f"value = {ours + 0.4}\ntolerance = 0.05\n"
+    )
+    write_report(out, published=pub)
+    report = (out / "report.md").read_text()
+    line = next(ln for ln in report.splitlines() if "fixture" in ln)
+    assert "not judged: ours cover 1 of its 2 runs" in line and "DISAGREES" not in line, line
+    assert "This report covers 1 of its 2 runs" in report and "0 disagreement(s)" in report
+    run_suite("recipe/q1-buffer-sizes", out, **opts)
+    write_report(out, published=pub)
+    report = (out / "report.md").read_text()
+    assert "DISAGREES" in next(ln for ln in report.splitlines() if "fixture" in ln)
+    assert "This report covers" not in report

@@ -28,6 +28,7 @@ import json
 import math
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .catalog import STUDIES, Scenario, needs, plan_scenario, scenarios
+from .catalog import STUDIES, Scenario, ScenarioPlan, needs, plan_scenario, scenarios
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -177,10 +178,12 @@ def _match(table: pd.DataFrame, where: dict[str, Any]) -> pd.DataFrame:
 
 
 def _comparisons(
-    sc: Scenario, table: pd.DataFrame, published: list[Published], scale: str | None = None
+    sc: Scenario, table: pd.DataFrame, published: list[Published], scale: str | None = None, partial: str = ""
 ) -> list[dict[str, Any]]:
     """One row per published entry of the scenario; entries for another scale than the
-    report's are shown with ours but not judged."""
+    report's are shown with ours but not judged, and so are all of them when the report
+    covers only ``partial`` a part of the scenario's runs (``sweep --only``): a study's
+    value over its whole grid is not ours over a part of it."""
     rows = []
     for p in (p for p in published if p.scenario == sc.id):
         where = ", ".join(f"{k}={v}" for k, v in p.where.items()) or "all cells"
@@ -194,6 +197,8 @@ def _comparisons(
             row.update(published="not in experiments.md", difference="", verdict="no published value to compare")
         elif p.scale is not None and scale is not None and p.scale != scale:
             row.update(published=p.value, difference="", verdict=f"for the {p.scale} scale: not judged here")
+        elif partial:
+            row.update(published=p.value, difference="", verdict=f"not judged: ours cover {partial}")
         elif not math.isfinite(ours):
             row.update(published=p.value, difference="", verdict="not measured (no matching run)")
         else:
@@ -272,6 +277,22 @@ def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
     )
 
 
+def _coverage(sc: Scenario, dirs: dict[str, Path], plan_of: Callable[[str], ScenarioPlan]) -> str:
+    """'' when every runnable run of the scenario (of each scenario a view covers) at
+    ``scale`` is complete in ``dirs``; otherwise 'N of M runs', said when a sweep ran a
+    part of it (``--only``) or is still under way."""
+    from ..sweeps.results import SweepResults
+
+    done = planned = 0
+    for sid in sc.view_of if sc.kind == "view" else [sc.id]:
+        sp = plan_of(sid)
+        planned += sum(1 for r in sp.plan.runs if r.valid) if sp.plan is not None else 0
+        if sid in dirs:
+            runs = SweepResults(dirs[sid]).runs
+            done += int((runs["status"] == "complete").sum())
+    return "" if done >= planned else f"{done:,} of its {planned:,} runs"
+
+
 def _figures(sc: Scenario, table: pd.DataFrame, root: Path, md: list[str], ht: list[str]) -> None:
     """The scenario's figures as PNG files beside the report, linked from both pages."""
     from .figures import draw
@@ -338,6 +359,13 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
     scale = str(meta.get("scale", "quick"))
     pub = load_published(published)
     by_id = {s.id: s for s in scenarios()}
+    plans: dict[str, ScenarioPlan] = {}
+
+    def plan_of(sid: str) -> ScenarioPlan:  # each scenario expanded once
+        if sid not in plans:
+            plans[sid] = plan_scenario(by_id[sid], scale)
+        return plans[sid]
+
     md: list[str] = [f"# Reproduction suite `{meta['suite']}` ({scale} scale)\n"]
     ht: list[str] = [f"<h1>Reproduction suite <code>{html.escape(str(meta['suite']))}</code> ({scale} scale)</h1>"]
     study = None
@@ -361,7 +389,7 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
             md.append(f"\nNothing to run: {sc.undescribed}.\n")
             ht.append(f"<p class=needs>Nothing to run: {html.escape(sc.undescribed)}.</p>")
             continue
-        missing = needs(plan_scenario(sc, scale))
+        missing = needs(plan_of(sc.id))
         if missing:
             md.append("\nNot run (needs):\n" + "".join(f"- {n}\n" for n in missing))
             ht.append("<p class=needs>Not run (needs):</p><ul class=needs>"
@@ -373,7 +401,11 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
         md.append("\n" + md_table(table))
         ht.append(html_table(table))
         _figures(sc, table, root, md, ht)
-        comp = _comparisons(sc, table, pub, scale)
+        partial = _coverage(sc, dirs, plan_of) if sc.kind in ("runs", "view") else ""
+        if partial:
+            md.append(f"\nThis report covers {partial} (a part of the scenario, e.g. `sweep --only`).\n")
+            ht.append(f"<p class=needs>This report covers {html.escape(partial)} (a part of the scenario).</p>")
+        comp = _comparisons(sc, table, pub, scale, partial)
         if comp:
             cdf = pd.DataFrame(comp)[["where", "metric", "source", "published", "ours", "difference", "verdict"]]
             disagreements += int(cdf["verdict"].astype(str).str.startswith("DISAGREES").sum())
