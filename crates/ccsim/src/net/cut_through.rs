@@ -4,9 +4,11 @@
 //! else enters B), A's line is a FIFO, and B is a plain FIFO without random loss or
 //! rate changes, so B does at the arrival instant exactly what it would have done
 //! when an arrival event fired: the packet starts serializing on B at its arrival
-//! time and goes onto B's delay line. It saves one event per packet per such hop (the
-//! egress links behind a bottleneck, the last links of the ACK path); chains of such
-//! links are cut through one after the other. Only event sequence numbers change, so
+//! time and goes onto B's delay line. (A link that computes departures at enqueue,
+//! `net/link.rs`, starts a packet, putting it on its delay line, when it admits it:
+//! the hand-over to B happens then, earlier still, by the same reasoning.) It saves
+//! one event per packet per such hop (the egress links behind a bottleneck, the last
+//! links of the ACK path); chains of such links are cut through one after the other. Only event sequence numbers change, so
 //! events at the very same nanosecond may be processed in another order than with an
 //! arrival event per hop.
 //!
