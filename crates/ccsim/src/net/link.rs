@@ -170,11 +170,6 @@ impl Link {
         self.scheduled
     }
 
-    /// Whether departures are computed at enqueue.
-    pub fn departures_scheduled(&self) -> bool {
-        self.scheduled
-    }
-
     /// Bring a link with departures at enqueue up to `now` before its queue is read:
     /// the packets whose service started before `now` leave the queue (see the module's
     /// documentation). Nothing to do on other links (their queue is always current).
