@@ -278,9 +278,9 @@ def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
 
 
 def _coverage(sc: Scenario, dirs: dict[str, Path], plan_of: Callable[[str], ScenarioPlan]) -> str:
-    """'' when every runnable run of the scenario (of each scenario a view covers) at
-    ``scale`` is complete in ``dirs``; otherwise 'N of M runs', said when a sweep ran a
-    part of it (``--only``) or is still under way."""
+    """'' when every runnable run the report's scale plans for the scenario (for each
+    scenario a view covers; ``plan_of``) is complete in ``dirs``; otherwise 'N of M runs',
+    said when a sweep ran a part of it (``--only``) or is still under way."""
     from ..sweeps.results import SweepResults
 
     done = planned = 0
