@@ -248,11 +248,9 @@ def _claims(sc: Scenario, table: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
-    """D0 Table 3: per pairing x AQM, average utilization and Jain's index over all
-    buffers and bandwidths (means of cell means), and relative retransmissions: each
-    run's retransmissions over those of CUBIC-vs-CUBIC in the same condition,
-    averaged (M-RR)."""
+def elephants_runs(dirs: dict[str, Path]) -> pd.DataFrame:
+    """The complete runs of D0's two grids (those in ``dirs``), with their ``pairing``
+    (``bbr1-cubic``, ``cubic-self``, ...)."""
     from ..sweeps.results import SweepResults
 
     frames = []
@@ -262,9 +260,20 @@ def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
             r = r[r["status"] == "complete"].copy()
             r["pairing"] = r["pair"].astype(str) + ("-cubic" if sid.startswith("elephants/inter") else "-self")
             frames.append(r)
-    if not frames:
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
+    return elephants_summary(elephants_runs(dirs))
+
+
+def elephants_summary(runs: pd.DataFrame) -> pd.DataFrame:
+    """D0 Table 3 over ``runs`` (:func:`elephants_runs`): per pairing x AQM, average
+    utilization and Jain's index over all buffers and bandwidths (means of cell means),
+    and relative retransmissions: each run's retransmissions over those of
+    CUBIC-vs-CUBIC in the same condition, averaged (M-RR)."""
+    if runs.empty:
         return pd.DataFrame()
-    runs = pd.concat(frames, ignore_index=True)
     cond = ["aqm", "k", "rate_mbit", "repetition"]
     ref = runs[runs["pairing"] == "cubic-self"].set_index(cond)["retransmissions"]
     key = pd.MultiIndex.from_frame(runs[cond])
