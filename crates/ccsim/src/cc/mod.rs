@@ -126,6 +126,9 @@ pub struct TcpState {
     pub prior_cwnd: u32,
     /// Segments sent and not yet cumulatively acked (`packets_out`).
     pub packets_out: u32,
+    /// Sequence number (counted in segments) of the next new segment (`snd_nxt`):
+    /// the segments sent so far are those below it.
+    pub snd_nxt: u64,
     /// Segments in flight (`tcp_packets_in_flight`: out − sacked − lost + retrans).
     pub in_flight: u32,
     /// Retransmitted segments in flight (`retrans_out`).
@@ -174,6 +177,7 @@ impl TcpState {
             ca_state: CaState::Open,
             prior_cwnd: 0,
             packets_out: 0,
+            snd_nxt: 0,
             in_flight: 0,
             retrans_out: 0,
             delivered: 0,
@@ -330,6 +334,22 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// Model-based control on every ACK (`cong_control(sk, rs)`); only called when
     /// `has_cong_control()` is true.
     fn cong_control(&mut self, _tp: &mut TcpState, _sample: &AckSample) {}
+
+    /// Whether this CCA wants [`CongestionControl::seg_fate`] calls; asked once, when the
+    /// sender is built, so that the other CCAs pay nothing per segment.
+    fn wants_seg_fates(&self) -> bool {
+        false
+    }
+
+    /// The first fate of segment `seg` (sequence number in segments): delivered
+    /// (cumulatively acked or SACKed before it was ever marked lost) or, with `lost`,
+    /// marked lost for the first time (RACK, RTO). Each segment has exactly one first
+    /// fate; a retransmission's fate is not reported. `sent`: for a delivered segment
+    /// never retransmitted, its send time (now − sent is an unambiguous RTT sample);
+    /// `None` otherwise. Called while the ACK (or RTO) is processed, before
+    /// `cong_control`; only when `wants_seg_fates()`. No Linux counterpart: PCC's
+    /// per-packet acked/lost lists (PCC-Uspace `OnCongestionEvent`).
+    fn seg_fate(&mut self, _seg: u64, _lost: bool, _sent: Option<Time>) {}
 
     /// The congestion state is about to change to `new_state` (`set_state`).
     fn set_state(&mut self, _tp: &mut TcpState, _new_state: CaState) {}

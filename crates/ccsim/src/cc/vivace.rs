@@ -33,13 +33,45 @@
 //! serialization) is not read as congestion — without it a gradient of a few
 //! ms per second, × b = 900, swamps the x^0.9 term.
 //!
+//! MI bookkeeping, as PCC-Uspace's monitor-interval queue (`MonitorInterval`,
+//! `PccMonitorIntervalQueue::OnCongestionEvent`, `IsUtilityAvailable`) and the
+//! NSDI 2018 code (`pcc-gradient`, per-monitor `total` and `total − left`):
+//! * An MI owns the new segments sent while it is current: `first_seg..end_seg`
+//!   (`TcpState::snd_nxt` when it starts and when the next one starts).
+//! * Every segment's first fate, delivered or marked lost (RACK, RTO), is charged
+//!   to the MI that sent it (`CongestionControl::seg_fate`), so a loss detected on
+//!   an ACK of a later MI's packet still counts in its own MI; the loss rate is
+//!   lost / sent of that MI.
+//! * An MI is scored when all its segments' fates are known, oldest first.
+//! * An MI that sent fewer than 2 segments has no valid utility (PCC-Uspace
+//!   `HasInvalidUtility`: all its packets left at one instant); a test pair with one
+//!   is abandoned and a new pair planned.
+//! * RTT samples: one per ACK, from the most recently sent segment it delivered
+//!   that was never retransmitted (an exact sample; PCC-Uspace takes one RTT per
+//!   ACK event too, and QUIC never reuses a packet number, so its samples are all
+//!   unambiguous), charged to the MI that sent that segment. dRTT/dT is the
+//!   least-squares slope of an MI's samples over their send times (the NSDI 2018
+//!   code regresses per-packet RTTs on send times; PCC-Uspace regresses on packet
+//!   numbers, i.e. send times at the MI's rate); with fewer than 2 samples it is 0.
+//!
+//! Deviations from the references:
+//! * TCP reuses a sequence number for a retransmission: an MI counts only the new
+//!   segments it sent, each by its first fate; retransmissions belong to no MI
+//!   (QUIC numbers them anew and PCC-Uspace counts them in the MI that sends them).
+//! * x is the MI's pacing rate, as the paper's x_i (the sending rate). PCC-Uspace
+//!   measures it (bytes sent / the MI's sending time, retransmissions included),
+//!   which is the pacing rate while the flow is not cwnd-limited.
+//! * Negative RTT gradients count as 0, as in PCC-Uspace's later utility manager
+//!   (`pcc_utility_manager.cpp`, Proteus); `pcc_vivace_ucalc.cpp` and the NSDI 2018
+//!   code keep a gradient beyond −0.02 and so reward a draining queue. Tried
+//!   here: utilization of the recipe suite's quick Vivace runs fell from a mean
+//!   of 0.94 to 0.87 (docs/reproduction.md).
+//! * PCC-Uspace's MIs have a floor on their packets (4 reliable RTT samples;
+//!   20 packets in its later rate controller); ours last one smoothed RTT.
+//!
 //! Choices the paper leaves open:
 //! * The MI lasts one smoothed RTT (at least 1 ms); MIs follow each other without
-//!   gaps, and feedback is attributed to the MI during which the acknowledged
-//!   packet was sent (send time = ACK time − its RTT sample). An MI is scored
-//!   once a packet sent after it has been acknowledged.
-//! * dRTT/dT is the least-squares slope of the MI's RTT samples over their send
-//!   times; with fewer than 2 samples it is 0.
+//!   gaps.
 //! * The first rate is the initial window per 100 ms (before any RTT sample);
 //!   the rate never goes below 1 packet per 100 ms... (`MIN_RATE_PPS`).
 //! * MIs started while a learning pair is still being scored run at r itself
@@ -52,6 +84,8 @@ use serde::{Deserialize, Serialize};
 
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CcMetrics, CongestionControl, TcpState};
+#[cfg(test)]
+use super::RateSample;
 use crate::units::{ms, Time, NS_PER_SEC};
 
 /// Lowest rate, packets per second (keeps a trickle of feedback).
@@ -132,6 +166,13 @@ struct Mi {
     end: Time,
     /// Sending rate, packets per second.
     rate: f64,
+    /// The new segments it sent: `first_seg..end_seg`; `end_seg` is known once the
+    /// next MI starts (until then the MI is open and still sending).
+    first_seg: u64,
+    end_seg: Option<u64>,
+    /// The test pair it belongs to (`Vivace::pair` when it started).
+    pair: u32,
+    /// Of its segments: first fates known so far (delivered, or marked lost).
     delivered: u64,
     lost: u64,
     // Least-squares sums over (send time s, rtt r) in seconds.
@@ -143,12 +184,37 @@ struct Mi {
 }
 
 impl Mi {
-    fn new(purpose: Purpose, start: Time, len: Time, rate: f64) -> Self {
-        Self { purpose, start, end: start + len, rate, delivered: 0, lost: 0, n: 0.0, st: 0.0, sr: 0.0, stt: 0.0, str_: 0.0 }
+    fn new(purpose: Purpose, start: Time, len: Time, rate: f64, first_seg: u64) -> Self {
+        Self {
+            purpose,
+            start,
+            end: start + len,
+            rate,
+            first_seg,
+            end_seg: None,
+            pair: 0,
+            delivered: 0,
+            lost: 0,
+            n: 0.0,
+            st: 0.0,
+            sr: 0.0,
+            stt: 0.0,
+            str_: 0.0,
+        }
+    }
+
+    /// Segments it sent (0 while open).
+    fn sent(&self) -> u64 {
+        self.end_seg.map_or(0, |e| e - self.first_seg)
+    }
+
+    /// Every segment it sent has been delivered or marked lost.
+    fn complete(&self) -> bool {
+        self.end_seg.is_some_and(|e| self.delivered + self.lost >= e - self.first_seg)
     }
 
     fn add_rtt(&mut self, sent: Time, rtt: Time) {
-        let (t, r) = ((sent - self.start) as f64 / 1e9, rtt as f64 / 1e9);
+        let (t, r) = ((sent as f64 - self.start as f64) / 1e9, rtt as f64 / 1e9);
         self.n += 1.0;
         self.st += t;
         self.sr += r;
@@ -187,6 +253,11 @@ pub struct Vivace {
     amplifier: f64,
     /// Consecutive steps that hit the change boundary.
     bound_hits: u32,
+    /// Number of the current test pair: results of an abandoned pair's MIs are ignored.
+    pair: u32,
+    /// The most recently sent never-retransmitted segment the current ACK delivered:
+    /// (sequence number, send time), for this ACK's RTT sample.
+    ack_rtt_seg: Option<(u64, Time)>,
 }
 
 impl Vivace {
@@ -200,6 +271,8 @@ impl Vivace {
             last_dir: 0.0,
             amplifier: 1.0,
             bound_hits: 0,
+            pair: 0,
+            ack_rtt_seg: None,
         }
     }
 
@@ -249,23 +322,36 @@ impl Vivace {
         }
     }
 
+    /// Plan a fresh test pair around the base rate.
+    fn new_pair(&mut self) {
+        self.pair = self.pair.wrapping_add(1);
+        self.phase = Phase::Learning { up: None, down: None, order_up_first: true, planned: 0 };
+    }
+
     /// Apply a scored MI.
     fn on_result(&mut self, mi: &Mi) {
+        // An MI that sent fewer than 2 segments has no valid utility (PCC-Uspace
+        // `HasInvalidUtility`: its packets all left at one instant); a test pair with
+        // one is abandoned and a new pair is planned.
+        let valid = mi.sent() >= 2;
         let u = self.utility(mi);
         match &mut self.phase {
+            Phase::Starting { .. } if !valid => {}
             Phase::Starting { best } => match *best {
                 // MIs that started before the last doubling was decided run at a
                 // rate already scored: they say nothing new.
                 Some((br, _)) if mi.rate <= br => {}
                 Some((br, bu)) if u <= bu => {
                     self.rate = br;
-                    self.phase = Phase::Learning { up: None, down: None, order_up_first: true, planned: 0 };
+                    self.new_pair();
                 }
                 _ => {
                     *best = Some((mi.rate, u));
                     self.rate = self.rate.max(2.0 * mi.rate);
                 }
             },
+            Phase::Learning { .. } if mi.pair != self.pair => {}
+            Phase::Learning { .. } if !valid => self.new_pair(),
             Phase::Learning { up, down, .. } => {
                 match mi.purpose {
                     Purpose::TestUp => *up = Some(u),
@@ -274,7 +360,7 @@ impl Vivace {
                 }
                 if let (Some(uu), Some(ud)) = (*up, *down) {
                     self.step(uu, ud);
-                    self.phase = Phase::Learning { up: None, down: None, order_up_first: true, planned: 0 };
+                    self.new_pair();
                 }
             }
         }
@@ -327,7 +413,7 @@ impl CongestionControl for Vivace {
         *self = Self::new(self.p.clone());
         self.mss = tp.mss;
         self.rate = (tp.cwnd as f64 * NS_PER_SEC as f64 / INITIAL_RTT as f64).max(MIN_RATE_PPS);
-        let mi = Mi::new(Purpose::Start, tp.now, INITIAL_RTT, self.rate);
+        let mi = Mi::new(Purpose::Start, tp.now, INITIAL_RTT, self.rate, tp.snd_nxt);
         self.apply(tp, mi.rate);
         self.mis.push_back(mi);
     }
@@ -340,33 +426,63 @@ impl CongestionControl for Vivace {
         true
     }
 
-    fn cong_control(&mut self, tp: &mut TcpState, sample: &AckSample) {
-        let now = tp.now;
-        // Attribute the feedback to the MI in which the acknowledged packet was sent.
-        let sent = sample.rtt.map(|r| now.saturating_sub(r));
-        if let Some(s) = sent {
-            if let Some(mi) = self.mis.iter_mut().rev().find(|m| m.start <= s) {
-                mi.delivered += sample.acked_sacked as u64;
-                mi.lost += sample.rs.losses as u64;
-                mi.add_rtt(s, sample.rtt.unwrap_or(0));
+    fn wants_seg_fates(&self) -> bool {
+        true
+    }
+
+    fn seg_fate(&mut self, seg: u64, lost: bool, sent: Option<Time>) {
+        // Charged to the MI that sent the segment (MIs hold consecutive ranges; a
+        // segment below the oldest one's belongs to an MI already closed and dropped).
+        if let Some(mi) = self.mis.iter_mut().rev().find(|m| m.first_seg <= seg) {
+            if lost {
+                mi.lost += 1;
+            } else {
+                mi.delivered += 1;
             }
-        } else if let Some(mi) = self.mis.front_mut() {
-            // No RTT (retransmission acked): count toward the oldest open MI.
-            mi.delivered += sample.acked_sacked as u64;
-            mi.lost += sample.rs.losses as u64;
         }
-        // Score every MI a later packet has been acknowledged for.
-        while self.mis.len() > 1 && sent.is_some_and(|s| s >= self.mis[0].end) {
-            let mi = self.mis.pop_front().expect("len > 1");
-            self.on_result(&mi);
+        if let Some(t) = sent {
+            if self.ack_rtt_seg.is_none_or(|(_, newest)| t > newest) {
+                self.ack_rtt_seg = Some((seg, t));
+            }
         }
-        // Start the next MI when the current one's sending time is over.
+    }
+
+    fn cong_control(&mut self, tp: &mut TcpState, _sample: &AckSample) {
+        let now = tp.now;
+        // Deliveries and losses arrived per segment (`seg_fate`) while the ACK was
+        // processed. The ACK's RTT sample is that of the most recently sent segment it
+        // delivered that was never retransmitted (unambiguous, to the ns; not the
+        // timestamp echo's 1 ms ticks), and goes to the MI that sent that segment.
+        if let Some((seg, sent)) = self.ack_rtt_seg.take() {
+            if let Some(mi) = self.mis.iter_mut().rev().find(|m| m.first_seg <= seg) {
+                mi.add_rtt(sent, now.saturating_sub(sent));
+            }
+        }
+        // Score the MIs whose segments' fates are all known, oldest first; MIs that
+        // are not scored leave as soon as they are closed.
+        while let Some(front) = self.mis.front() {
+            let scored = front.purpose != Purpose::Filler;
+            if !(front.complete() || (!scored && front.end_seg.is_some())) {
+                break;
+            }
+            let mi = self.mis.pop_front().expect("front exists");
+            if scored {
+                self.on_result(&mi);
+            }
+        }
+        // Start the next MI when the current one's sending time is over; the current
+        // one then owns the segments sent so far.
         let mi_rate = match self.mis.back() {
             Some(cur) if now < cur.end => cur.rate,
             _ => {
+                if let Some(cur) = self.mis.back_mut() {
+                    cur.end_seg = Some(tp.snd_nxt);
+                }
                 let len = if tp.srtt > 0 { tp.srtt.max(MIN_MI) } else { INITIAL_RTT };
                 let (purpose, rate) = self.next_mi(tp);
-                self.mis.push_back(Mi::new(purpose, now, len, rate));
+                let mut mi = Mi::new(purpose, now, len, rate, tp.snd_nxt);
+                mi.pair = self.pair;
+                self.mis.push_back(mi);
                 rate
             }
         };
@@ -397,7 +513,7 @@ mod tests {
         // 11.35·10·0.05 = 5.675. A slope below the 0.02 filter counts as 0.
         let v = Vivace::new(Params::default());
         let pps = 10e6 / (1448.0 * 8.0);
-        let mut mi = Mi::new(Purpose::TestUp, 0, ms(100), pps);
+        let mut mi = Mi::new(Purpose::TestUp, 0, ms(100), pps, 0);
         mi.delivered = 100;
         assert!((v.utility(&mi) - 10f64.powf(0.9)).abs() < 1e-9);
         let mut flat = mi.clone();
@@ -408,10 +524,65 @@ mod tests {
         assert!((mi.rtt_gradient() - 0.05).abs() < 1e-9);
         assert!((v.utility(&mi) - (10f64.powf(0.9) - 450.0)).abs() < 1e-6);
         assert!((v.utility(&flat) - 10f64.powf(0.9)).abs() < 1e-9);
-        let mut lossy = Mi::new(Purpose::TestUp, 0, ms(100), pps);
+        let mut lossy = Mi::new(Purpose::TestUp, 0, ms(100), pps, 0);
         lossy.delivered = 95;
         lossy.lost = 5;
         assert!((v.utility(&lossy) - (10f64.powf(0.9) - 5.675)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_loss_is_charged_to_the_mi_that_sent_the_lost_segment() {
+        // MI 1 sends segments 0..10, MI 2 segments 10..20. While MI 2's segments are
+        // being acknowledged, segment 7 (sent in MI 1) is marked lost: the loss is MI
+        // 1's, MI 1 is scored only when all 10 of its segments' fates are known, and
+        // its utility carries a loss rate of 1/10.
+        let mut v = Vivace::new(Params::default());
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        v.init(&mut tp);
+        let rate1 = v.rate;
+        tp.snd_nxt = 10;
+        // Segments 0..10 leave 10 ms apart from t = 0, segments 10..20 4 ms apart from 100 ms.
+        let sent = |seg: u64| Some(if seg < 10 { ms(10 * seg) } else { ms(100 + 4 * (seg - 10)) });
+        let ack = |tp: &mut TcpState, now: Time, losses: u32| {
+            tp.now = now;
+            tp.srtt = ms(50);
+            tp.min_rtt = ms(50);
+            // The engine also counts the ACK's newly marked losses in the rate sample;
+            // that count belongs to the ACK, not to the MI of the acknowledged packet.
+            AckSample { acked_sacked: 1, rtt: Some(ms(50)), rs: RateSample { losses, ..Default::default() }, ..Default::default() }
+        };
+        for seg in 0..7 {
+            v.seg_fate(seg, false, sent(seg));
+        }
+        let a = ack(&mut tp, ms(100), 0);
+        v.cong_control(&mut tp, &a); // MI 1 ends (segments 0..10), MI 2 starts at 10
+        assert_eq!((v.mis[0].first_seg, v.mis[0].end_seg, v.mis[1].first_seg), (0, Some(10), 10));
+        tp.snd_nxt = 20;
+        for seg in [8, 9, 10, 11, 12] {
+            v.seg_fate(seg, false, sent(seg));
+        }
+        let a = ack(&mut tp, ms(140), 0);
+        v.cong_control(&mut tp, &a);
+        assert_eq!(v.mis.len(), 2, "MI 1 waits for segment 7");
+        v.seg_fate(7, true, None);
+        v.seg_fate(13, false, sent(13));
+        assert_eq!((v.mis[0].delivered, v.mis[0].lost), (9, 1));
+        assert_eq!((v.mis[1].delivered, v.mis[1].lost), (4, 0));
+        // One RTT sample per ACK, from the newest segment it delivered, in that
+        // segment's MI: segment 6 (MI 1) at 100 ms, segment 12 (MI 2) at 140 ms.
+        assert_eq!((v.mis[0].n, v.mis[1].n), (1.0, 1.0));
+        assert!((v.mis[1].sr - 0.032).abs() < 1e-12, "140 ms − 108 ms");
+        let a = ack(&mut tp, ms(141), 1);
+        v.cong_control(&mut tp, &a);
+        assert_eq!(v.mis.front().map(|m| m.first_seg), Some(10), "MI 1 scored");
+        let x = v.mbps(rate1);
+        match v.phase {
+            Phase::Starting { best: Some((r, u)) } => {
+                assert_eq!(r, rate1);
+                assert!((u - (x.powf(0.9) - 11.35 * x * 0.1)).abs() < 1e-9, "{u}");
+            }
+            ref p => panic!("{p:?}"),
+        }
     }
 
     #[test]

@@ -119,6 +119,8 @@ pub struct Sender {
     rack_advanced: bool,
     tlp_retrans: bool,
     pacing_blocked: bool,
+    /// `cca.wants_seg_fates()`, asked once.
+    seg_fates: bool,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -184,6 +186,7 @@ impl Sender {
     pub fn new(params: SenderParams, cca: BoxedCca, rng: SimRng) -> Self {
         let total_segs = params.size_bytes.map(|b| b.div_ceil(params.mss as u64));
         let model_based = cca.has_cong_control();
+        let seg_fates = cca.wants_seg_fates();
         let mut tp = TcpState::new(
             params.mss,
             params.initial_cwnd,
@@ -227,6 +230,7 @@ impl Sender {
             backoff: 0,
             next_send_time: 0,
             pacing_blocked: false,
+            seg_fates,
             last_skb_time: 0,
             first_tx_time: 0,
             max_packets_out: 0,
@@ -565,6 +569,7 @@ impl Sender {
     fn sync_tp(&mut self, now: Time) {
         self.tp.now = now;
         self.tp.packets_out = self.packets_out();
+        self.tp.snd_nxt = self.snd_nxt;
         self.tp.in_flight = self.in_flight();
         self.tp.retrans_out = self.retrans_out;
         self.tp.srtt = self.rtt.srtt;

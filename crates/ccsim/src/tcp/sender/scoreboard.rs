@@ -181,6 +181,10 @@ impl Sender {
     pub(super) fn mark_delivered(&mut self, now: Time, seg: u64, by_sack: bool, ece: bool, acc: &mut RateAcc) {
         self.ts_remove(seg);
         let s = *self.seg_mut(seg);
+        if self.seg_fates && !s.is(LOST) {
+            // Never marked lost (LOST stays set until delivery): its first fate.
+            self.cca.seg_fate(seg, false, (!s.is(EVER_RETRANS)).then_some(s.xmit_time));
+        }
         if s.is(LOST) {
             self.lost_out -= 1;
             if !s.is(RETRANS) {
@@ -222,6 +226,9 @@ impl Sender {
         } else {
             self.seg_mut(seg).set(LOST, true);
             self.lost_out += 1;
+            if self.seg_fates {
+                self.cca.seg_fate(seg, true, None);
+            }
             if s.is(RETRANS) {
                 // Still counted in flight through its retransmission.
                 self.tp.lost += 1;

@@ -123,6 +123,9 @@ impl Sender {
                     let m = self.seg_mut(seg);
                     m.set(LOST, true);
                     m.set(RETRANS, false);
+                    if self.seg_fates {
+                        self.cca.seg_fate(seg, true, None);
+                    }
                     self.retrans_out -= 1;
                     self.lost_out += 1;
                     self.lost_unretx += 1;
