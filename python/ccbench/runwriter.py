@@ -39,13 +39,6 @@ class RunWriter:
     """A run directory being written (see the module's docstring)."""
 
     def __init__(self, out_dir: str | os.PathLike[str], *, overwrite: bool = False) -> None:
-        # pyarrow imports pandas the first time it converts a NumPy column (about a
-        # second of CPU). Done here, before the run, rather than in the writer thread
-        # on the first chunk, which can come as the run stops on Ctrl-C and would hold
-        # the exit up by that second. The run needs pandas for its summary anyway.
-        import pandas  # noqa: F401
-        import pyarrow.parquet  # noqa: F401
-
         self.target = prepare_target(out_dir, overwrite=overwrite)
         self.overwrite = overwrite
         self.target.parent.mkdir(parents=True, exist_ok=True)
