@@ -95,6 +95,8 @@ SKIP_COMMANDS = {
     "ccbench profile": "a CCA profile (minutes at quick scale); tests/test_profile.py runs profiles at a tiny scale",
     "ccbench suites --report": "reads a suite run (ccbench sweep --suite); tests/test_suites.py covers the report",
     "ccbench compare runs/profile-": "compares two profile runs (ccbench profile); tests/test_compare.py covers compare",
+    "git clone https://github.com/PoSeiDon-Workflows/": "fetches the D0 authors' dataset (a third-party repository)",
+    "python validation/d0_dataset.py": "compares a paper-scale elephants run (an hour of CPU) with the authors' dataset",
 }
 #: Files a transcript's command reads that the document describes in words.
 TRANSCRIPT_FILES = {
