@@ -120,9 +120,11 @@ fn check(h: &TimelineHarness, cca: &str, i: usize, op: &Op, seen: &mut usize) ->
     prop_assert!(other.is_empty(), "{at}: hook contract violated: {:?}", other);
     prop_assert!(tp.cwnd >= 1 && tp.cwnd <= tp.cwnd_clamp, "{at}: cwnd {} outside [1, {}]", tp.cwnd, tp.cwnd_clamp);
     // Pacing rate 0 is allowed only while the CCA's bandwidth model is exactly 0
-    // (Linux BBR's integer arithmetic, kept; 0 = unpaced). Any hook that set it to
-    // 0 during this op must have left it at 0 with that model: a 0 that a later
-    // hook of the same op already overwrote cannot be judged and is a failure.
+    // (Linux BBR's integer arithmetic, kept; 0 = unpaced). The audit wrapper judges
+    // each 0 right after the hook that set it and records only those set while the
+    // model was not 0 (a later hook of the same op may move the model: a BBRv1 whose
+    // filter had emptied after 17 s idle set 0, then an undo's sample restored it);
+    // a 0 still in place at the end of the op must come with a model of exactly 0.
     let bw_bps = h.cca().metrics(tp).bw_bps;
     let model_zero = bw_bps == Some(0.0);
     // A classic CCA leaves pacing to the sender, whose rate is 0 (unpaced) while

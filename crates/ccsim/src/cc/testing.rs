@@ -91,8 +91,17 @@ impl AuditedCca {
         let pacing_before = tp.pacing_rate;
         let r = f(&mut self.inner, tp);
         let mut audit = self.audit.lock().expect("audit lock");
+        // Pacing rate 0 is allowed only while the CCA's own bandwidth model is exactly
+        // 0 (Linux BBR's integer arithmetic, kept; 0 = unpaced), judged right after the
+        // hook that set it: a later hook of the same step may have moved the model.
         if tp.pacing_rate != pacing_before && tp.pacing_rate == 0 {
-            audit.violations.push(format!("{name} set pacing_rate to 0 at t={} ns", tp.now));
+            let bw_bps = self.inner.metrics(tp).bw_bps;
+            if bw_bps != Some(0.0) {
+                audit.violations.push(format!(
+                    "{name} set pacing_rate to 0 at t={} ns while its bandwidth model is {bw_bps:?} bit/s",
+                    tp.now
+                ));
+            }
         }
         let (cwnd, clamp) = (tp.cwnd, tp.cwnd_clamp.max(1));
         if cwnd == 0 || cwnd > clamp {
