@@ -263,10 +263,6 @@ def elephants_runs(dirs: dict[str, Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def _elephants_summary(root: Path, dirs: dict[str, Path]) -> pd.DataFrame:
-    return elephants_summary(elephants_runs(dirs))
-
-
 def elephants_summary(runs: pd.DataFrame) -> pd.DataFrame:
     """D0 Table 3 over ``runs`` (:func:`elephants_runs`): per pairing x AQM, average
     utilization and Jain's index over all buffers and bandwidths (means of cell means),
@@ -404,7 +400,7 @@ def write_report(root: str | os.PathLike[str], published: str | os.PathLike[str]
             ht.append("<p class=needs>Not run (needs):</p><ul class=needs>"
                       + "".join(f"<li>{html.escape(n)}</li>" for n in missing) + "</ul>")  # fmt: skip
         if sc.kind == "view":
-            table = _elephants_summary(root, dirs) if sc.report == "elephants-summary" else pd.DataFrame()
+            table = elephants_summary(elephants_runs(dirs)) if sc.report == "elephants-summary" else pd.DataFrame()
         else:
             table = scenario_table(sc, dirs[sid]) if sid in dirs else pd.DataFrame()
         md.append("\n" + md_table(table))
