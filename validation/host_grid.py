@@ -44,7 +44,8 @@ RIG_TBF_BURST = "3028B"
 
 
 def spec(pair: str, limit: int, delay_ms: int, seed: int, host: dict | None, ack_path: bool,
-         duration: int, warmup: int, rig_tbf: bool = False, base_rtt: str = "50us") -> dict:
+         duration: int, warmup: int, rig_tbf: bool = False, base_rtt: str = "50us",
+         stagger_us: int = 2000, handshake: bool = False) -> dict:
     senders = []
     flows = []
     for i, cca in enumerate(pair.split(",")):
@@ -55,7 +56,7 @@ def spec(pair: str, limit: int, delay_ms: int, seed: int, host: dict | None, ack
             s["access_rate"] = RIG_LINE_RATE
         senders.append(s)
         flows.append({"name": f"f{i + 1}", "sender": s["name"], "cca": ENGINE_CCA[cca],
-                      "start": f"{2 * i}ms"})
+                      "start": f"{stagger_us * i}us"} | ({"handshake": True} if handshake else {}))
     d = {
         "experiment": {"name": "host-grid", "seed": seed, "duration": f"{duration}s",
                        "warmup": f"{warmup}s", "sample_interval": "100ms"},
@@ -107,12 +108,13 @@ def run_grid(a) -> None:
             for delay in a.delays:
                 for seed in seeds:
                     d = spec(pair, limit, delay, seed, host, not a.split_delay, a.duration, a.warmup,
-                             a.rig_tbf, a.base_rtt)
+                             a.rig_tbf, a.base_rtt, a.stagger_us, a.handshake)
                     r = ccbench.run(d)
                     row = {"source": "ccbench", "label": a.label, "ccas": pair, "pfifo_limit_pkts": limit,
                            "ack_delay_ms": delay, "seed": seed, "host": host,
                            "delay_path": "split" if a.split_delay or not delay else "ack",
-                           "rig_tbf": a.rig_tbf, "base_rtt": a.base_rtt,
+                           "rig_tbf": a.rig_tbf, "base_rtt": a.base_rtt, "stagger_us": a.stagger_us,
+                           "handshake": a.handshake,
                            "engine_cpu_s": r.manifest.get("engine_cpu_s")}
                     row |= measure(r, a.warmup * 10**9, a.duration * 10**9)
                     print(json.dumps(row), flush=True)
@@ -139,9 +141,10 @@ def summarize(a) -> None:
     # grid-*.json: the kernel runs; paced-cubic/grid-*.json: the earlier runs whose cubic
     # and reno flows were left paced by the namespace's default CCA (bbr), "linux-paced";
     # loaded/grid-*.json: the fixed rig on a machine at a load average of 11-22,
-    # "linux-loaded".
+    # "linux-loaded"; quiet/grid-*.json: the fixed rig on an otherwise idle machine (load
+    # average below 1.5, 2026-11-28), "linux-quiet".
     for src, pattern in (("linux", f"{d}/grid-*.json"), ("linux-paced", f"{d}/paced-cubic/grid-*.json"),
-                         ("linux-loaded", f"{d}/loaded/grid-*.json")):
+                         ("linux-loaded", f"{d}/loaded/grid-*.json"), ("linux-quiet", f"{d}/quiet/grid-*.json")):
         for p in glob.glob(pattern):
             k = json.load(open(p))
             key = (k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"]))
@@ -153,7 +156,7 @@ def summarize(a) -> None:
             key = (o["ccas"], o["pfifo_limit_pkts"], int(o["ack_delay_ms"]))
             rows.setdefault(key, {}).setdefault(o["label"], []).append(o)
     labels = a.labels.split(",")
-    reference = "linux"
+    reference = a.reference
     if a.pool:
         # the verdicts against every fixed-rig kernel run (both batches): 3 runs of a
         # pair spread as widely as the two batches differ
@@ -215,7 +218,10 @@ def spread_table(a) -> None:
     that seeds differ, and the kernel's own spread says by how much."""
     d = a.summarize
     rows: dict = {}
-    kernel = glob.glob(f"{d}/grid-*.json") + (glob.glob(f"{d}/loaded/grid-*.json") if a.pool else [])
+    if a.reference == "linux-quiet":
+        kernel = glob.glob(f"{d}/quiet/grid-*.json")
+    else:
+        kernel = glob.glob(f"{d}/grid-*.json") + (glob.glob(f"{d}/loaded/grid-*.json") if a.pool else [])
     for p in kernel:
         k = json.load(open(p))
         rows.setdefault((k["ccas"], k["pfifo_limit_pkts"], int(k["ack_delay_ms"])), {}).setdefault("linux", []).append(
@@ -251,11 +257,18 @@ def main() -> None:
     ap.add_argument("--base-rtt", default="50us",
                     help="the senders' RTT in the rows without added delay (the veth path's idle ping minimum is "
                          "20-60 µs; the kernel's TCP handshake RTT there is 3-6 µs)")
+    ap.add_argument("--stagger-us", type=int, default=2000,
+                    help="flow 2 starts this many µs after flow 1 (start_jitter still applies)")
+    ap.add_argument("--handshake", action="store_true",
+                    help="bulk flows open with a three-way handshake, as iperf3's connections do")
     ap.add_argument("--label", default="ccbench")
     ap.add_argument("--summarize", metavar="DIR", help="print the markdown table from DIR and exit")
     ap.add_argument("--spread", action="store_true", help="with --summarize: the seed-spread table instead")
     ap.add_argument("--pool", action="store_true",
                     help="with --summarize: judge against the linux and linux-loaded runs together")
+    ap.add_argument("--reference", default="linux",
+                    help="with --summarize: the kernel runs the verdicts judge against (linux, linux-loaded, "
+                         "linux-quiet)")
     ap.add_argument("--labels", default="linux-paced,before,after",
                     help="sources to list after the kernel's, in order (ccbench labels, linux-paced)")
     a = ap.parse_args()
