@@ -256,3 +256,22 @@ def test_the_cpu_estimate_per_packet_grows_with_the_flows_alive_at_once():
     mice["flows"].append({"cca": "cubic", "arrival": "poisson", "arrival_rate": 5_000, "size": "1KB"})
     alive = preflight.estimate(load_spec(mice, ccas=FAKE_CCAS)).flows
     assert alive > 45_000 and twenty < per_packet(mice) < many
+
+
+def test_the_cpu_estimate_weighs_the_ccas_and_the_qdisc():
+    """Measured per delivered packet against CUBIC through a pfifo
+    (benchmarks/cca_cost.py): BBRv1 1.6x, fq_codel 1.4x; a mix weighs its shares. The
+    elephants sample that ran 2.5x its estimate was BBRv1 through fq_codel."""
+    def per_packet(d: dict) -> float:
+        est = check(d).estimate
+        return (est.cpu_s - est.flows * preflight.CPU_S_PER_FLOW) / est.packets
+
+    cubic = per_packet(spec())
+    assert per_packet(spec(flows={"cca": "reno"})) == cubic
+    assert per_packet(spec(flows={"cca": "bbr1"})) == pytest.approx(preflight.CCA_COST["bbr1"] * cubic)
+    fq = spec(flows={"cca": "bbr1"}, bottleneck={"qdisc": "fq_codel"})
+    assert per_packet(fq) == pytest.approx(preflight.CCA_COST["bbr1"] * preflight.QDISC_COST["fq_codel"] * cubic)
+    half = spec(flows={"mix": [{"cca": "bbr1", "fraction": 0.5}, {"cca": "cubic", "fraction": 0.5}], "count": 10})
+    assert per_packet(half) == pytest.approx((preflight.CCA_COST["bbr1"] + 1) / 2 * cubic)
+    assert per_packet(spec(flows={"pacing": True})) == pytest.approx(preflight.PACED_CLASSIC_COST * cubic)
+    assert "for the CCAs and the qdisc" in check(fq).estimate.cpu_driver

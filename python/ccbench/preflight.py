@@ -14,8 +14,8 @@ simulation, find the valid specs that cannot work or cannot fit, and estimate th
 
 Every estimate comes from the spec alone, documented in ``docs/preflight.md`` with how
 far it was measured to be from the runs' own figures: the packet count and memory are
-upper bounds, the CPU time an estimate (it depends on the machine, its load, the CCA and
-the queue discipline, which the spec alone cannot weigh). The figures of speed and
+upper bounds, the CPU time an estimate (it weighs the flows alive at once, the CCAs and
+the queue discipline, but not the machine's load). The figures of speed and
 memory per flow were measured on this project's machine (see ``docs/benchmarks.md``). The thresholds can also be set with
 the environment variables ``CCBENCH_MEMORY_WARN`` (a size such as ``8GiB``),
 ``CCBENCH_CPU_WARN_S`` and ``CCBENCH_CPU_REFUSE_S``.
@@ -50,6 +50,23 @@ FLOWS_AT_FULL_SPEED = 20
 #: of 1-5,000 flows measured on this machine (docs/preflight.md): 200-500 flows at
 #: 10-25 Gbit/s ran at 0.26-1.15 M packets per CPU-s, 2,000 at 0.90 M.
 SLOWDOWN_PER_FLOW_DOUBLING = 0.3
+#: What a delivered packet costs the engine with a CCA or a queue discipline, relative to
+#: CUBIC through a pfifo (the benchmarks behind ``PACKETS_PER_CPU_S`` are CUBIC and Reno):
+#: the CCAs that pace schedule a pacing timer per packet or burst, and the AQMs do more per
+#: packet than a FIFO. Measured by ``benchmarks/cca_cost.py`` (20 flows, 1 Gbit/s, 20 ms,
+#: 1 BDP, 10 s, each alternated with CUBIC/pfifo; benchmarks/results/cca-cost.jsonl,
+#: docs/preflight.md), rounded to 0.1; CCAs within 5 % of CUBIC are not listed (1.0).
+CCA_COST = {"bbr1": 1.6, "bbr2": 1.3, "bbr3": 1.3, "vivace": 1.3, "copa": 1.1, "lp": 1.2}
+#: A classic CCA with ``pacing = true`` (measured: paced CUBIC).
+PACED_CLASSIC_COST = 1.2
+#: A Python CCA: a Python call per hook (measured: ``ccbench.pycca_examples.Reno``; a CCA
+#: doing more work per ACK costs more).
+PYTHON_CCA_COST = 2.2
+#: The primary link's queue discipline (``prio`` and the FIFOs: 1.0). RED measured 1.1 in
+#: that scenario, but the RED runs among the elephants samples (docs/preflight.md) ran
+#: cheaper than their FIFO peers (5.5 events per packet against 8.5: its early drops keep
+#: the shaper's queue short), so it is left at 1.0.
+QDISC_COST = {"fq_codel": 1.4, "fq_pie": 1.4, "codel": 1.2, "pie": 1.1}
 #: Engine CPU seconds per flow for setting it up and starting it (measured: 10,000
 #: flows of a 1 s run, see docs/preflight.md), rounded up.
 CPU_S_PER_FLOW = 20e-6
@@ -241,6 +258,31 @@ def _alive_flows(exp: Experiment, rate_bps: int) -> float:
     return alive
 
 
+def _cca_cost(name: str, paced: bool) -> float:
+    if name.startswith("python:"):
+        return PYTHON_CCA_COST
+    if name in CCA_COST:
+        return CCA_COST[name]
+    return PACED_CLASSIC_COST if paced else 1.0
+
+
+def cost_factor(exp: Experiment) -> float:
+    """What a packet of ``exp`` costs relative to CUBIC through a pfifo: the CCAs'
+    factors weighted by their flows (a ``mix`` by its fractions; UDP sources 1), times the
+    primary link's qdisc's."""
+    e = exp.experiment
+    weight = total = 0.0
+    for f in exp.flows:
+        n = f.expected_count(e.duration)
+        shares = [(m.cca, m.fraction) for m in f.mix] or [(f.cca, 1.0)]
+        for cca, fraction in shares:
+            c = 1.0 if cca == "udp" else _cca_cost(cca, f.pacing)
+            weight += n * fraction * c
+            total += n * fraction
+    ccas = weight / total if total > 0 else 1.0
+    return ccas * QDISC_COST.get(exp.qdisc_spec().kind, 1.0)
+
+
 def packets_per_cpu_s(alive_flows: float) -> float:
     """The engine's data packets per CPU-second with ``alive_flows`` flows alive at once
     (the pre-flight's model: docs/preflight.md)."""
@@ -277,7 +319,8 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     bursts = sum(exp.limit_context(ln).bytes(ln.spec.shaper.burst) for ln in links if ln.spec.shaper is not None)
     packets = math.ceil((max_rate * seconds / 8 + bursts) / min_packet)
     alive = min(float(flows), _alive_flows(exp, max_rate))
-    packet_cpu = packets / packets_per_cpu_s(alive)
+    cost = cost_factor(exp)
+    packet_cpu = packets * cost / packets_per_cpu_s(alive)
     cpu = packet_cpu + flows * CPU_S_PER_FLOW
     samples = (e.duration // e.sample_interval + 1) if e.sample_interval > 0 else 0
     rows = {
@@ -311,8 +354,12 @@ def estimate(exp: Experiment, *, streamed: bool = True) -> Estimate:
     cpu_driver = f"experiment.duration ({format_duration(e.duration)}) x bottleneck rate ({rate_text})"
     if flows * CPU_S_PER_FLOW > packet_cpu:
         cpu_driver = f"the number of flows ({flows:,}, flows[*].count)"
-    elif alive > FLOWS_AT_FULL_SPEED:
-        cpu_driver += f" at {packets_per_cpu_s(alive) / 1e6:.2f} M packets per CPU-s with ~{alive:,.0f} flows alive at once"
+    elif alive > FLOWS_AT_FULL_SPEED or cost > 1.0:
+        cpu_driver += f" at {packets_per_cpu_s(alive) / cost / 1e6:.2f} M packets per CPU-s"
+        if alive > FLOWS_AT_FULL_SPEED:
+            cpu_driver += f" with ~{alive:,.0f} flows alive at once"
+        if cost > 1.0:
+            cpu_driver += f" (x{cost:.2f} for the CCAs and the qdisc)"
     parts = {
         f"the number of flows ({flows:,}, flows[*].count)": alive * BYTES_PER_FLOW + flows * BYTES_PER_FLOW_RECORD,
         samples_text: held["flow_ts"] + held["queue_ts"],
