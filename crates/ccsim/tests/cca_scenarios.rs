@@ -277,6 +277,57 @@ fn vivace_converges_to_high_utilization() {
     assert!(g > 0.8 * 100e6 * 1448.0 / 1500.0, "vivace goodput {:.2} Mbit/s", g / 1e6);
 }
 
+/// One Vivace flow on 100 Mbit/s, 30 ms, 1-BDP pfifo (250 packets); at 15 s the
+/// capacity falls to 50 Mbit/s (as `recipe/q1-bw-changes` schedules its steps). The
+/// flow runs near 92 Mbit/s before, so the queue fills within about 70 ms and the
+/// RTT becomes 90 ms: the loss term of each test pair then points down (about 40 %
+/// of the packets lost), and the rate must come below the new capacity (48.3 Mbit/s
+/// of payload) within a few test pairs. Measured: base rate 92.4 Mbit/s before the
+/// drop, below 48.3 Mbit/s 1.1 s after it (12 RTTs of 90 ms). Before the window cap
+/// followed the smoothed RTT (it was 2·r·min RTT, so at the full queue the window,
+/// not the rate, decided), 5.3 s. Threshold: below within 2.5 s (28 RTTs).
+#[test]
+fn vivace_comes_below_capacity_after_a_capacity_drop() {
+    let drop_at = secs(15);
+    let mut cfg = dumbbell(100, &[30], 1.0);
+    cfg.duration_ns = secs(30);
+    cfg.warmup_ns = secs(5);
+    let TopologyConfig::Dumbbell(d) = &mut cfg.topology else { unreachable!("a dumbbell") };
+    d.bottleneck.rate_schedule = vec![(drop_at, 50_000_000)];
+    cfg.flows.push(flow(0, "vivace", 0));
+    let out = run(&cfg);
+    let ts = &out.flow_ts;
+    let (t, base, pacing, cwnd, inflight, srtt, retx) = (
+        ts.u64s("time_ns"),
+        ts.f64s("cc_bw_bps"),
+        ts.u64s("pacing_rate_bps"),
+        ts.u64s("cwnd_pkts"),
+        ts.u64s("inflight_pkts"),
+        ts.u64s("srtt_ns"),
+        ts.u64s("retrans_total"),
+    );
+    for i in (0..t.len()).filter(|&i| t[i] >= drop_at - secs(1) && t[i] <= drop_at + secs(5)) {
+        println!(
+            "{:6.2} s base {:6.2} pacing {:6.2} Mbit/s cwnd {:4} inflight {:4} srtt {:5.1} ms retx {}",
+            t[i] as f64 / 1e9,
+            base[i] / 1e6,
+            pacing[i] as f64 / 1e6,
+            cwnd[i],
+            inflight[i],
+            srtt[i] as f64 / 1e6,
+            retx[i]
+        );
+    }
+    let capacity = 50e6 * 1448.0 / 1500.0;
+    let before: Vec<f64> = (0..t.len()).filter(|&i| t[i] > drop_at - secs(3) && t[i] <= drop_at).map(|i| base[i]).collect();
+    let mean_before = before.iter().sum::<f64>() / before.len() as f64;
+    let below = (0..t.len()).find(|&i| t[i] > drop_at && base[i] < capacity).map(|i| (t[i] - drop_at) as f64 / 1e9);
+    println!("base rate before the drop {:.1} Mbit/s; below {:.1} Mbit/s after {below:?} s", mean_before / 1e6, capacity / 1e6);
+    assert!(mean_before > 1.5 * capacity, "the flow must run well above the new capacity before the drop: {:.1} Mbit/s", mean_before / 1e6);
+    let below = below.expect("the base rate never came below the new capacity");
+    assert!(below < 2.5, "below capacity only {below:.1} s after the drop");
+}
+
 
 // ---------------------------------------------------------------------------
 // DCTCP: queue held near the marking threshold at full utilization

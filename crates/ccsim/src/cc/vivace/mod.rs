@@ -16,7 +16,20 @@
 //! each consecutive step that hit it (reset when one does not, and on a flip).
 //!
 //! Vivace is pacing-driven: the pacing rate is r and cwnd is only a safety cap
-//! (2·r·min RTT, at least 4 packets), so it takes over the window on every ACK.
+//! (2·r·smoothed RTT, at least 4 packets), so it takes over the window on every
+//! ACK. PCC-Uspace sends by pacing alone: its `PccSender::CanSend` stops sending
+//! only when more than 4 unscored MIs are queued, never for the bytes in flight
+//! (its `bytes_in_flight_gain` check sits after a `return`), and the NSDI 2018 code
+//! runs UDT with a window of 100,000 packets. The cap bounds a stall of the feedback
+//! to about 2 RTTs of data. It used the minimum RTT before, which made the window,
+//! not the rate, decide whenever the queue delay exceeded the minimum RTT, as at a
+//! full queue after a capacity drop: in `tests/cca_scenarios.rs` (100 → 50 Mbit/s,
+//! 30 ms, 1 BDP) the flow was window-limited (in flight = cwnd) for 5 s and its base
+//! rate stayed at 91–97 Mbit/s, the two test MIs of a pair differing in their window
+//! rather than their rate and their RTT slopes deciding the pair
+//! (docs/reproduction.md). The minimum-RTT window also bounded the queue a Vivace
+//! flow could build to r·min RTT, which kept deep buffers from overflowing; the
+//! utility alone, as in the references, does not always (docs/reproduction.md).
 //! (The timeline harness does not pace, so Vivace's dynamics are tested in the
 //! engine: `tests/cca_scenarios.rs`.)
 //!
@@ -43,9 +56,11 @@
 //!   an ACK of a later MI's packet still counts in its own MI; the loss rate is
 //!   lost / sent of that MI.
 //! * An MI is scored when all its segments' fates are known, oldest first.
-//! * An MI that sent fewer than 2 segments has no valid utility (PCC-Uspace
-//!   `HasInvalidUtility`: all its packets left at one instant); a test pair with one
-//!   is abandoned and a new pair planned.
+//! * An MI ends when its sending time (one minimum RTT) is over and it sent at
+//!   least 10 new segments (`monitor::MIN_MI_SEGS`: the NSDI 2018 code's floor on an
+//!   MI's packets). This also covers PCC-Uspace's `HasInvalidUtility` (an MI whose
+//!   packets all left at one instant has no utility), which the rule before it —
+//!   MIs of fewer than 2 segments abandon their test pair — modelled.
 //! * RTT samples: one per ACK, from the most recently sent segment it delivered
 //!   that was never retransmitted (an exact sample; PCC-Uspace takes one RTT per
 //!   ACK event too, and QUIC never reuses a packet number, so its samples are all
@@ -66,12 +81,25 @@
 //!   code keep a gradient beyond −0.02 and so reward a draining queue. Tried
 //!   here: utilization of the recipe suite's quick Vivace runs fell from a mean
 //!   of 0.94 to 0.87 (docs/reproduction.md).
-//! * PCC-Uspace's MIs have a floor on their packets (4 reliable RTT samples;
-//!   20 packets in its later rate controller); ours last one smoothed RTT.
+//! * The floor on an MI's packets differs between the references: 10 (NSDI 2018
+//!   code, used here), 4 RTT samples judged reliable from the ACK spacing (PCC-Uspace
+//!   master, `kMinReliableRtt`; an MI with fewer than 80 % reliable samples is also
+//!   extended once), 20 (PCC-Uspace's later `pcc_vivace_rc.cpp`). The ACK-spacing
+//!   reliability test and the regression-error filter of PCC-Uspace's utility
+//!   manager (`DetermineToleranceGeneral`: a slope smaller than the fit's relative
+//!   RMS error counts as 0) are not modelled, nor the NSDI 2018 code's truncation of
+//!   the RTT gradient to multiples of 0.02 (ours: below 0.02 counts as 0, above it
+//!   as is, as `pcc_vivace_ucalc.cpp`), nor the loss cut-off of `pcc_vivace_rc.cpp`
+//!   (an MI losing more than 25 % halves the rate), which the paper does not have.
+//! * The NSDI 2018 code caps an MI at 3,000 packets (its per-MI arrays); ours has
+//!   no cap.
 //!
 //! Choices the paper leaves open:
-//! * The MI lasts one smoothed RTT (at least 1 ms); MIs follow each other without
-//!   gaps.
+//! * The MI lasts one minimum RTT (PCC-Uspace master, `PccSender::OnPacketSent`:
+//!   `monitor_duration_ = min_rtt_`; the NSDI 2018 code uses its averaged RTT; ours
+//!   used the smoothed RTT, so at a standing queue of seconds an MI lasted seconds
+//!   and a test pair took three such RTTs), at least 1 ms and 10 segments; MIs follow
+//!   each other without gaps.
 //! * The first rate is the initial window per 100 ms (before any RTT sample);
 //!   the rate never goes below 1 packet per 100 ms... (`MIN_RATE_PPS`).
 //! * MIs started while a learning pair is still being scored run at r itself
@@ -81,6 +109,10 @@ use std::collections::VecDeque;
 
 use rand::Rng;
 use serde::{Deserialize, Serialize};
+
+mod monitor;
+
+use monitor::{Mi, Purpose};
 
 use super::registry::{describe_params, parse_params, CcaInfo};
 use super::{AckSample, BoxedCca, CcMetrics, CongestionControl, TcpState};
@@ -146,92 +178,6 @@ pub const INFO: CcaInfo = CcaInfo {
     },
 };
 
-/// What an MI is for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Purpose {
-    /// Starting phase: rate doubling.
-    Start,
-    /// Learning: the r(1 + ε) or r(1 − ε) test.
-    TestUp,
-    TestDown,
-    /// Not scored.
-    Filler,
-}
-
-/// One monitor interval and the feedback attributed to it.
-#[derive(Debug, Clone)]
-struct Mi {
-    purpose: Purpose,
-    start: Time,
-    end: Time,
-    /// Sending rate, packets per second.
-    rate: f64,
-    /// The new segments it sent: `first_seg..end_seg`; `end_seg` is known once the
-    /// next MI starts (until then the MI is open and still sending).
-    first_seg: u64,
-    end_seg: Option<u64>,
-    /// The test pair it belongs to (`Vivace::pair` when it started).
-    pair: u32,
-    /// Of its segments: first fates known so far (delivered, or marked lost).
-    delivered: u64,
-    lost: u64,
-    // Least-squares sums over (send time s, rtt r) in seconds.
-    n: f64,
-    st: f64,
-    sr: f64,
-    stt: f64,
-    str_: f64,
-}
-
-impl Mi {
-    fn new(purpose: Purpose, start: Time, len: Time, rate: f64, first_seg: u64) -> Self {
-        Self {
-            purpose,
-            start,
-            end: start + len,
-            rate,
-            first_seg,
-            end_seg: None,
-            pair: 0,
-            delivered: 0,
-            lost: 0,
-            n: 0.0,
-            st: 0.0,
-            sr: 0.0,
-            stt: 0.0,
-            str_: 0.0,
-        }
-    }
-
-    /// Segments it sent (0 while open).
-    fn sent(&self) -> u64 {
-        self.end_seg.map_or(0, |e| e - self.first_seg)
-    }
-
-    /// Every segment it sent has been delivered or marked lost.
-    fn complete(&self) -> bool {
-        self.end_seg.is_some_and(|e| self.delivered + self.lost >= e - self.first_seg)
-    }
-
-    fn add_rtt(&mut self, sent: Time, rtt: Time) {
-        let (t, r) = ((sent as f64 - self.start as f64) / 1e9, rtt as f64 / 1e9);
-        self.n += 1.0;
-        self.st += t;
-        self.sr += r;
-        self.stt += t * t;
-        self.str_ += t * r;
-    }
-
-    /// dRTT/dT, the least-squares slope.
-    fn rtt_gradient(&self) -> f64 {
-        let den = self.n * self.stt - self.st * self.st;
-        if self.n < 2.0 || den <= 0.0 {
-            return 0.0;
-        }
-        (self.n * self.str_ - self.st * self.sr) / den
-    }
-}
-
 #[derive(Debug, Clone)]
 enum Phase {
     /// Doubling; the best (rate, utility) so far.
@@ -288,8 +234,7 @@ impl Vivace {
     /// u(x) of a finished MI.
     fn utility(&self, mi: &Mi) -> f64 {
         let x = self.mbps(mi.rate);
-        let total = (mi.delivered + mi.lost) as f64;
-        let loss = if total > 0.0 { mi.lost as f64 / total } else { 0.0 };
+        let loss = mi.loss_rate();
         let mut gradient = mi.rtt_gradient();
         if gradient < self.p.rtt_gradient_filter {
             gradient = 0.0;
@@ -330,13 +275,8 @@ impl Vivace {
 
     /// Apply a scored MI.
     fn on_result(&mut self, mi: &Mi) {
-        // An MI that sent fewer than 2 segments has no valid utility (PCC-Uspace
-        // `HasInvalidUtility`: its packets all left at one instant); a test pair with
-        // one is abandoned and a new pair is planned.
-        let valid = mi.sent() >= 2;
         let u = self.utility(mi);
         match &mut self.phase {
-            Phase::Starting { .. } if !valid => {}
             Phase::Starting { best } => match *best {
                 // MIs that started before the last doubling was decided run at a
                 // rate already scored: they say nothing new.
@@ -351,7 +291,6 @@ impl Vivace {
                 }
             },
             Phase::Learning { .. } if mi.pair != self.pair => {}
-            Phase::Learning { .. } if !valid => self.new_pair(),
             Phase::Learning { up, down, .. } => {
                 match mi.purpose {
                     Purpose::TestUp => *up = Some(u),
@@ -396,8 +335,12 @@ impl Vivace {
     }
 
     fn apply(&self, tp: &mut TcpState, mi_rate: f64) {
-        // The cap uses the minimum RTT, so a queue does not raise it.
-        let rtt = if tp.min_rtt != Time::MAX { tp.min_rtt } else { INITIAL_RTT };
+        // The cap is 2 smoothed RTTs of data at the rate: PCC-Uspace sends by pacing
+        // alone (its `CanSend` never looks at the bytes in flight), so the window
+        // must not bind while feedback flows. With the minimum RTT it did whenever
+        // the queue delay exceeded the minimum RTT — at a full queue after a capacity
+        // drop — and the ACK clock then set the sending times (module doc).
+        let rtt = if tp.srtt > 0 { tp.srtt } else { INITIAL_RTT };
         tp.pacing_rate = ((mi_rate * tp.mss as f64) as u64).max(1);
         let cwnd = (CWND_RATE_RTTS * mi_rate * rtt as f64 / NS_PER_SEC as f64).ceil() as u64;
         tp.cwnd = (cwnd.min(u32::MAX as u64) as u32).max(MIN_CWND).min(tp.cwnd_clamp);
@@ -470,15 +413,17 @@ impl CongestionControl for Vivace {
                 self.on_result(&mi);
             }
         }
-        // Start the next MI when the current one's sending time is over; the current
-        // one then owns the segments sent so far.
+        // Start the next MI when the current one's sending time is over and it sent
+        // at least `MIN_MI_SEGS` segments; the current one then owns the segments
+        // sent so far.
         let mi_rate = match self.mis.back() {
-            Some(cur) if now < cur.end => cur.rate,
+            Some(cur) if !cur.may_end(now, tp.snd_nxt) => cur.rate,
             _ => {
                 if let Some(cur) = self.mis.back_mut() {
                     cur.end_seg = Some(tp.snd_nxt);
                 }
-                let len = if tp.srtt > 0 { tp.srtt.max(MIN_MI) } else { INITIAL_RTT };
+                // One minimum RTT (module doc: a queue does not lengthen the MIs).
+                let len = if tp.min_rtt != Time::MAX { tp.min_rtt.max(MIN_MI) } else { INITIAL_RTT };
                 let (purpose, rate) = self.next_mi(tp);
                 let mut mi = Mi::new(purpose, now, len, rate, tp.snd_nxt);
                 mi.pair = self.pair;
@@ -605,7 +550,8 @@ mod tests {
         v.step(1000.0, 0.0);
         assert!((v.mbps(v.rate) - 105.0).abs() < 1e-9);
         v.step(1000.0, 0.0);
-        assert!((v.mbps(v.rate) - 105.0 * 1.15).abs() < 1e-9, "ω = 0.05 + 0.1 after one bounded step");        // A flip resets the widened bound: after 20 bounded steps down (ω would be
+        assert!((v.mbps(v.rate) - 105.0 * 1.15).abs() < 1e-9, "ω = 0.05 + 0.1 after one bounded step");
+        // A flip resets the widened bound: after 20 bounded steps down (ω would be
         // 2.05), the first step up is again at most ω₀·r.
         for _ in 0..20 {
             v.step(0.0, 1000.0);
@@ -613,5 +559,19 @@ mod tests {
         let before = v.mbps(v.rate);
         v.step(1000.0, 0.0);
         assert!((v.mbps(v.rate) - before * 1.05).abs() < 1e-9, "{before} -> {}", v.mbps(v.rate));
+    }
+
+    #[test]
+    fn a_standing_queue_does_not_make_the_window_bind() {
+        // Rate 1,000 packets/s, minimum RTT 30 ms, and a queue that made the smoothed
+        // RTT 90 ms: at the rate, 90 packets are in flight. The cap is 2·r·srtt = 180
+        // packets; on the minimum RTT it was 60, and the window, not the rate, decided.
+        let mut v = Vivace::new(Params::default());
+        let mut tp = crate::cc::testing::tcp_state(1448, 10);
+        v.init(&mut tp);
+        tp.min_rtt = ms(30);
+        tp.srtt = ms(90);
+        v.apply(&mut tp, 1000.0);
+        assert_eq!((tp.cwnd, tp.pacing_rate), (180, 1000 * 1448));
     }
 }
