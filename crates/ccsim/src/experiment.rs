@@ -26,7 +26,7 @@ use crate::net::CutThrough;
 use crate::sim::{rng::Component, stream, EventQueue};
 use crate::tcp::handshake::{Connect, Listen, SynTimeout};
 use crate::tcp::sender::{SenderCounters, SenderEvent, SenderParams, INFINITE_SSTHRESH};
-use crate::tcp::{Receiver, Sender};
+use crate::tcp::{Receiver, ScoreboardHint, Sender};
 use crate::topology::{self, FlowPath, RouteId, RouteTable};
 use crate::traffic::{App, GroupSource};
 use crate::trace::flows::{flows_table, FlowNames, FlowRow};
@@ -92,15 +92,26 @@ impl FlowRt {
     /// cache hint, no effect on results): with thousands of flows its state has left
     /// the caches since the flow's last packet, and the host's poll comes a few
     /// events later.
-    fn prefetch(&self, to_sender: bool, scoreboard_head: (usize, u16)) {
+    fn prefetch(&self, to_sender: bool, scoreboard: ScoreboardHint) {
         if to_sender {
             self.sender.prefetch();
-            crate::tcp::prefetch(scoreboard_head.0 as *const u8, scoreboard_head.1 as usize);
+            scoreboard.prefetch();
         } else {
             crate::tcp::prefetch(&self.receiver as *const Receiver as *const u8, std::mem::size_of::<Receiver>());
         }
     }
+
+    /// Start loading what [`World::sample`] reads of the flow: the sender's input
+    /// fields (its counters among them) and the receiver's delivered bytes.
+    fn prefetch_for_sample(&self) {
+        self.sender.prefetch();
+        crate::tcp::prefetch(&self.receiver.delivered_bytes as *const u64 as *const u8, 8);
+    }
 }
+
+/// How many flows ahead [`World::sample`] prefetches (a flow's sample reads about 8
+/// lines of its state; a few flows ahead covers a miss's latency).
+const SAMPLE_PREFETCH_AHEAD: usize = 4;
 
 /// An inelastic (UDP) source: what it sent and what arrived.
 #[derive(Debug, Default)]
@@ -123,8 +134,10 @@ struct FlowSlot {
 /// What the per-packet path reads of a flow, in a dense array beside the flow slots
 /// (`World::hot`, same index): a `FlowSlot` is over 300 bytes, so with thousands of
 /// flows reading one for every packet reaching its host (and every segment or ACK
-/// sent) missed the caches; 40 bytes a flow mostly stay cached (reno5000: −7 % CPU).
+/// sent) missed the caches; one 64-byte line a flow mostly stays cached (reno5000:
+/// −7 % CPU at 40 bytes, before the timer copies joined).
 #[derive(Debug)]
+#[repr(align(64))]
 struct FlowHot {
     /// The TCP endpoints while the flow runs.
     rt: Option<Box<FlowRt>>,
@@ -135,19 +148,51 @@ struct FlowHot {
     sender: u32,
     fwd_route: RouteId,
     rev_route: RouteId,
-    /// The sender's [`Sender::scoreboard_head`] after its latest input: where the
-    /// next ACK's prefetch finds the scoreboard's first entries (a hint only).
-    scoreboard_at: usize,
-    scoreboard_bytes: u16,
+    /// The sender's [`Sender::scoreboard_hint`] after its latest input: where the
+    /// next ACK's prefetch finds the scoreboard's entries (a hint only), its fields
+    /// apart so that the whole of `FlowHot` fits one line.
+    sb_head: usize,
+    sb_head_entries: u8,
+    sb_wrap: usize,
+    sb_wrapped: u16,
     /// The sender is ECN-capable (its new data is sent ECT).
     ecn: bool,
+    /// When the flow's sender and receiver timer slots fire ([`NOT_ARMED`]: they
+    /// are empty): the event queue's own `timer_at`, copied here because every ACK
+    /// and every data segment asks it, and the queue finds it through two dependent
+    /// loads in its timer heap (10,000 entries at 5,000 flows, beyond the caches),
+    /// while this line is already loaded. Debug builds check the two agree.
+    sender_wake: Time,
+    receiver_wake: Time,
 }
 
-const _: () = assert!(std::mem::size_of::<FlowHot>() <= 40);
+// One cache line a flow.
+const _: () = assert!(std::mem::size_of::<FlowHot>() == 64);
+
+/// [`FlowHot::sender_wake`] of an empty timer slot (no timer is ever armed at the
+/// end of time: its time is a sum of finite delays).
+const NOT_ARMED: Time = Time::MAX;
 
 impl FlowHot {
+    fn scoreboard_hint(&self) -> ScoreboardHint {
+        ScoreboardHint { head: self.sb_head, head_entries: self.sb_head_entries, wrap: self.sb_wrap, wrapped: self.sb_wrapped }
+    }
+
     fn new(path: &FlowPath) -> Self {
-        Self { rt: None, hs: None, sender: path.sender as u32, fwd_route: path.fwd_route, rev_route: path.rev_route, scoreboard_at: 0, scoreboard_bytes: 0, ecn: false }
+        Self {
+            rt: None,
+            hs: None,
+            sender: path.sender as u32,
+            fwd_route: path.fwd_route,
+            rev_route: path.rev_route,
+            sb_head: 0,
+            sb_head_entries: 0,
+            sb_wrap: 0,
+            sb_wrapped: 0,
+            ecn: false,
+            sender_wake: NOT_ARMED,
+            receiver_wake: NOT_ARMED,
+        }
     }
 }
 
@@ -589,6 +634,9 @@ impl<'a, 'e> World<'a, 'e> {
                 self.forward(now, p);
             }
             Event::SenderTimer(f) => {
+                // The slot's timer just left the queue.
+                self.hot[f as usize].sender_wake = NOT_ARMED;
+                self.prefetch_next_timer();
                 let Some(flow) = self.hot[f as usize].rt.as_deref_mut() else { return };
                 let mut out = std::mem::take(&mut self.seg_buf);
                 flow.sender.on_timer(now, &mut out);
@@ -597,6 +645,8 @@ impl<'a, 'e> World<'a, 'e> {
                 self.after_sender(now, f);
             }
             Event::ReceiverTimer(f) => {
+                self.hot[f as usize].receiver_wake = NOT_ARMED;
+                self.prefetch_next_timer();
                 let Some(flow) = self.hot[f as usize].rt.as_deref_mut() else { return };
                 if let Some(ack) = flow.receiver.on_timer(now) {
                     self.emit_ack(now, f, ack);
@@ -704,7 +754,7 @@ impl<'a, 'e> World<'a, 'e> {
         let h = 2 * hot.sender as usize + !p.to_sender() as usize;
         if self.live.len() >= PREFETCH_FROM_FLOWS {
             if let Some(rt) = hot.rt.as_deref() {
-                rt.prefetch(p.to_sender(), (hot.scoreboard_at, hot.scoreboard_bytes));
+                rt.prefetch(p.to_sender(), hot.scoreboard_hint());
             }
         }
         if self.host_direct[h] {
@@ -714,6 +764,25 @@ impl<'a, 'e> World<'a, 'e> {
         let host = &mut self.hosts[h];
         if let Some(t) = host.rx.push(p, now, || host.delay.sample()) {
             self.q.schedule(t, Event::HostPoll(h as u32));
+        }
+    }
+
+    /// With thousands of flows, start loading the endpoint of the flow whose timer
+    /// is due next (a cache hint, no effect on results), as [`World::forward`] does
+    /// for a packet reaching its host: the timers of many flows fire one after the
+    /// other, a few events apart, each on a flow whose state has left the caches.
+    fn prefetch_next_timer(&self) {
+        if self.live.len() < PREFETCH_FROM_FLOWS {
+            return;
+        }
+        let (f, to_sender) = match self.q.next_timer_event() {
+            Some(Event::SenderTimer(f)) => (f, true),
+            Some(Event::ReceiverTimer(f)) => (f, false),
+            _ => return,
+        };
+        let hot = &self.hot[f as usize];
+        if let Some(rt) = hot.rt.as_deref() {
+            rt.prefetch(to_sender, hot.scoreboard_hint());
         }
     }
 
@@ -988,6 +1057,7 @@ impl<'a, 'e> World<'a, 'e> {
 
     /// Record sender events and schedule its next wakeup.
     fn after_sender(&mut self, now: Time, f: u32) {
+        let slot = self.sender_timer_slot(f);
         let hot = &mut self.hot[f as usize];
         let sender_host = hot.sender as usize;
         let Some(flow) = hot.rt.as_deref_mut() else { return };
@@ -1006,16 +1076,19 @@ impl<'a, 'e> World<'a, 'e> {
             self.retire(f);
             return;
         }
-        (hot.scoreboard_at, hot.scoreboard_bytes) = flow.sender.scoreboard_head();
+        let sb = flow.sender.scoreboard_hint();
+        (hot.sb_head, hot.sb_head_entries, hot.sb_wrap, hot.sb_wrapped) = (sb.head, sb.head_entries, sb.wrap, sb.wrapped);
         if let Some(t) = flow.sender.next_wakeup() {
             let t = t.max(now);
             // One timer slot per sender: a pending wakeup at or before `t` just
             // re-evaluates when it fires; a later one is moved to `t`.
-            let slot = self.sender_timer_slot(f);
-            if self.q.timer_at(slot).is_none_or(|w| w > t) {
+            debug_assert_eq!(self.q.timer_at(slot), Some(hot.sender_wake).filter(|&w| w != NOT_ARMED));
+            if hot.sender_wake > t {
                 // Timers fire late by the sending host's processing delay.
                 let t = t + self.hosts[2 * sender_host].delay.sample();
+                debug_assert!(t != NOT_ARMED);
                 self.q.set_timer(slot, t, Event::SenderTimer(f));
+                hot.sender_wake = t;
             }
         }
     }
@@ -1244,6 +1317,7 @@ impl<'a, 'e> World<'a, 'e> {
         let hot = &mut self.hot[f as usize];
         let rt = hot.rt.take().expect("retiring a running flow");
         hot.hs = None;
+        (hot.sender_wake, hot.receiver_wake) = (NOT_ARMED, NOT_ARMED);
         self.live.remove(&f);
         fill_row(&mut slot.row, &rt, !self.warmup_passed && self.cfg.warmup_ns > 0);
         let timers = self.sender_timer_slot(f);
@@ -1252,11 +1326,15 @@ impl<'a, 'e> World<'a, 'e> {
     }
 
     fn resched_receiver(&mut self, f: u32) {
-        let Some(flow) = self.hot[f as usize].rt.as_deref() else { return };
+        let slot = self.sender_timer_slot(f) + 1;
+        let hot = &mut self.hot[f as usize];
+        let Some(flow) = hot.rt.as_deref() else { return };
         if let Some(t) = flow.receiver.deadline() {
-            let slot = self.sender_timer_slot(f) + 1;
-            if self.q.timer_at(slot).is_none_or(|w| w > t) {
+            debug_assert_eq!(self.q.timer_at(slot), Some(hot.receiver_wake).filter(|&w| w != NOT_ARMED));
+            if hot.receiver_wake > t {
+                debug_assert!(t != NOT_ARMED);
                 self.q.set_timer(slot, t, Event::ReceiverTimer(f));
+                hot.receiver_wake = t;
             }
         }
     }
@@ -1269,7 +1347,16 @@ impl<'a, 'e> World<'a, 'e> {
     }
 
     fn sample(&mut self, now: Time) {
+        // With thousands of flows each one's state has left the caches: load the flow
+        // a few places ahead while this one is recorded (a cache hint only).
+        let prefetch = self.live.len() >= PREFETCH_FROM_FLOWS;
+        let mut ahead = self.live.iter().skip(SAMPLE_PREFETCH_AHEAD);
         for &i in &self.live {
+            if let (true, Some(&j)) = (prefetch, ahead.next()) {
+                if let Some(rt) = self.hot[j as usize].rt.as_deref() {
+                    rt.prefetch_for_sample();
+                }
+            }
             let slot = &self.flows[i as usize];
             let Some(f) = self.hot[i as usize].rt.as_deref() else {
                 if let Some(u) = slot.udp.as_deref() {

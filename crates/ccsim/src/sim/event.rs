@@ -227,6 +227,12 @@ impl<E: Copy> EventQueue<E> {
         self.timers.key_of(slot).map(|k| (k >> 64) as Time)
     }
 
+    /// The event of the earliest pending timer: not necessarily the next event (an
+    /// ordinary one may come first), a look-ahead for cache hints only.
+    pub fn next_timer_event(&self) -> Option<E> {
+        self.timers.min_event()
+    }
+
     /// Disarm `slot`.
     pub fn cancel_timer(&mut self, slot: u32) {
         self.timers.cancel(slot);

@@ -46,6 +46,12 @@ impl<E: Copy> TimerHeap<E> {
         }
     }
 
+    /// The event of the earliest timer (a look-ahead: the run loop prefetches the
+    /// state it will touch).
+    pub(super) fn min_event(&self) -> Option<E> {
+        self.heap.first().map(|a| a.event)
+    }
+
     /// Arm `slot` at `key`, replacing its pending timer if it has one.
     pub(super) fn set(&mut self, slot: u32, key: u128, event: E) {
         if self.pos.len() <= slot as usize {
@@ -54,16 +60,16 @@ impl<E: Copy> TimerHeap<E> {
         let armed = Armed { key, slot, event };
         match self.pos[slot as usize] {
             NONE => {
+                let i = self.heap.len();
                 self.heap.push(armed);
-                self.sift_up(self.heap.len() - 1);
+                self.sift_up(i, armed);
             }
             i => {
-                let old = self.heap[i as usize].key;
-                self.heap[i as usize] = armed;
-                if key < old {
-                    self.sift_up(i as usize);
+                let i = i as usize;
+                if key < self.heap[i].key {
+                    self.sift_up(i, armed);
                 } else {
-                    self.sift_down(i as usize);
+                    self.sift_down(i, armed);
                 }
             }
         }
@@ -90,57 +96,67 @@ impl<E: Copy> TimerHeap<E> {
     }
 
     fn remove_at(&mut self, i: usize) -> Armed<E> {
-        let last = self.heap.len() - 1;
-        self.heap.swap(i, last);
-        let gone = self.heap.pop().expect("non-empty");
+        let gone = self.heap[i];
+        let last = self.heap.pop().expect("non-empty");
         self.pos[gone.slot as usize] = NONE;
         if i < self.heap.len() {
-            // The entry moved in from the end may belong above or below `i`.
-            let moved = self.heap[i].slot as usize;
-            self.pos[moved] = i as u32;
-            self.sift_up(i);
-            if self.pos[moved] == i as u32 {
-                self.sift_down(i);
+            // The last entry fills the hole; it may belong above or below `i`.
+            if i > 0 && last.key < self.heap[(i - 1) / 2].key {
+                self.sift_up(i, last);
+            } else {
+                self.sift_down(i, last);
             }
         }
         gone
     }
 
-    fn sift_up(&mut self, mut i: usize) {
+    // The sifts move a hole rather than swapping entries: each entry passed moves
+    // once (and its slot's position is written once), and `e` is written once, at
+    // its final place. Keys are unique, so the heap pops the same order either way.
+
+    /// Place `e` at or above the hole `i`.
+    fn sift_up(&mut self, mut i: usize, e: Armed<E>) {
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.heap[parent].key <= self.heap[i].key {
+            if self.heap[parent].key <= e.key {
                 break;
             }
-            self.swap(i, parent);
+            self.move_entry(parent, i);
             i = parent;
         }
-        self.pos[self.heap[i].slot as usize] = i as u32;
+        self.put(i, e);
     }
 
-    fn sift_down(&mut self, mut i: usize) {
+    /// Place `e` at or below the hole `i`.
+    fn sift_down(&mut self, mut i: usize, e: Armed<E>) {
         let n = self.heap.len();
         loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut least = i;
-            if l < n && self.heap[l].key < self.heap[least].key {
-                least = l;
-            }
-            if r < n && self.heap[r].key < self.heap[least].key {
-                least = r;
-            }
-            if least == i {
+            let left = 2 * i + 1;
+            if left >= n {
                 break;
             }
-            self.swap(i, least);
-            i = least;
+            let right = left + 1;
+            let child = if right < n && self.heap[right].key < self.heap[left].key { right } else { left };
+            if e.key <= self.heap[child].key {
+                break;
+            }
+            self.move_entry(child, i);
+            i = child;
         }
-        self.pos[self.heap[i].slot as usize] = i as u32;
+        self.put(i, e);
     }
 
-    fn swap(&mut self, a: usize, b: usize) {
-        self.heap.swap(a, b);
-        self.pos[self.heap[a].slot as usize] = a as u32;
-        self.pos[self.heap[b].slot as usize] = b as u32;
+    /// Move the entry at `from` into the hole at `to`.
+    #[inline(always)]
+    fn move_entry(&mut self, from: usize, to: usize) {
+        let a = self.heap[from];
+        self.pos[a.slot as usize] = to as u32;
+        self.heap[to] = a;
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, e: Armed<E>) {
+        self.pos[e.slot as usize] = i as u32;
+        self.heap[i] = e;
     }
 }

@@ -12,7 +12,7 @@ pub mod rtt;
 pub mod sender;
 
 pub use receiver::Receiver;
-pub use sender::{Sender, SenderCounters};
+pub use sender::{ScoreboardHint, Sender, SenderCounters};
 
 /// Ask the CPU to start loading `bytes` from `ptr` into its caches (a hint: no effect
 /// on results). With thousands of flows, a flow's state has left the caches by the time

@@ -105,6 +105,38 @@ pub enum SenderEvent {
 }
 
 
+/// Addresses in a sender's scoreboard (a ring of 64-byte entries) that its next
+/// input will touch, for cache prefetches: see [`Sender::scoreboard_hint`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScoreboardHint {
+    /// The first entry (the oldest outstanding segment).
+    pub head: usize,
+    /// Entries from `head` up to the ring's end, at most 4.
+    pub head_entries: u8,
+    /// Where the entries after the ring's end continue (its start), or, when they
+    /// do not wrap, the slot after the last entry.
+    pub wrap: usize,
+    /// Entries from `wrap` on (saturated).
+    pub wrapped: u16,
+}
+
+impl ScoreboardHint {
+    /// Start loading, for an ACK, the first entries (up to 4, across the wrap) and
+    /// the last entry with the two free slots after it (written by the segments the
+    /// ACK releases: stores into lines that are not cached fill the CPU's store
+    /// buffer and stall everything after them).
+    pub fn prefetch(&self) {
+        const SEG: usize = std::mem::size_of::<Seg>();
+        let head = self.head_entries as usize;
+        crate::tcp::prefetch(self.head as *const u8, head * SEG);
+        let tail = self.wrap + self.wrapped as usize * SEG;
+        if head < 4 && self.wrapped > 0 {
+            crate::tcp::prefetch(self.wrap as *const u8, (4 - head).min(self.wrapped as usize) * SEG);
+        }
+        crate::tcp::prefetch(tail.wrapping_sub(SEG) as *const u8, 3 * SEG);
+    }
+}
+
 /// The connection's state. `repr(C)` keeps the fields in this order: with thousands of
 /// flows a sender has left the caches by the time its next ACK comes, and an ACK
 /// reads nearly every field, so the fields of every input come first, in about the
@@ -386,19 +418,25 @@ impl Sender {
     /// with thousands of flows they have left the caches by the time the flow's next
     /// ACK comes, and loading them all at once overlaps the misses instead of taking
     /// them one by one as `on_ack` reaches each. The run loop calls it when the ACK
-    /// reaches its host, before the host's poll, and prefetches the scoreboard's first
-    /// entries from [`Sender::scoreboard_head`] kept since the last input.
+    /// reaches its host, before the host's poll, and prefetches the scoreboard's
+    /// entries from [`Sender::scoreboard_hint`] kept since the last input.
     pub fn prefetch(&self) {
         crate::tcp::prefetch(self as *const Self as *const u8, std::mem::offset_of!(Sender, last_sample));
     }
 
-    /// Where the scoreboard's first entries are (address, bytes: up to 4 entries), the
-    /// ones the next cumulative ACK reads. Kept outside the sender, it lets a prefetch
-    /// start loading them without first reading the sender's own (cold) line that
-    /// holds the scoreboard; only a hint, the scoreboard may move before it is used.
-    pub fn scoreboard_head(&self) -> (usize, u16) {
-        let (head, _) = self.segs.as_slices();
-        (head.as_ptr() as usize, (head.len().min(4) * std::mem::size_of::<Seg>()) as u16)
+    /// Where the scoreboard's entries the next input touches are: its first ones
+    /// (the next cumulative ACK reads them) and the free slots after its last one
+    /// (the segments the ACK releases are recorded there). Kept outside the sender,
+    /// it lets a prefetch start loading them without first reading the sender's own
+    /// (cold) line that holds the scoreboard; only a hint, the scoreboard may move
+    /// before it is used.
+    pub fn scoreboard_hint(&self) -> ScoreboardHint {
+        let (first, second) = self.segs.as_slices();
+        let (wrap, wrapped) = match second.is_empty() {
+            true => (first.as_ptr_range().end as usize, 0),
+            false => (second.as_ptr() as usize, second.len().min(u16::MAX as usize) as u16),
+        };
+        ScoreboardHint { head: first.as_ptr() as usize, head_entries: first.len().min(4) as u8, wrap, wrapped }
     }
 
     /// Process an ACK (`tcp_ack`).
