@@ -241,15 +241,17 @@ def test_a_mice_flood_counts_the_mice_alive_at_once_not_every_mouse():
     assert not report.needs_force, report.needs_force
 
 
+def per_packet(d: dict) -> float:
+    """The estimate's CPU per packet, without the per-flow set-up."""
+    est = check(d).estimate
+    return (est.cpu_s - est.flows * preflight.CPU_S_PER_FLOW) / est.packets
+
+
 def test_the_cpu_estimate_per_packet_grows_with_the_flows_alive_at_once():
     """Measured (docs/preflight.md): 2-20 flows run at 2.0-2.8 M packets per CPU-s,
     200-500 at 10-25 Gbit/s at 0.26-1.15 M. The estimate is flat up to 20 flows alive and
     slower above; a Poisson group of 50,000 short flows (hundreds alive at once) is
     estimated faster than 2,000 flows alive."""
-    def per_packet(d: dict) -> float:
-        est = check(d).estimate
-        return (est.cpu_s - est.flows * preflight.CPU_S_PER_FLOW) / est.packets
-
     few, twenty, many = (per_packet(spec(flows={"count": n})) for n in (2, 20, 2000))
     assert few == twenty and many > 2.5 * twenty
     mice = spec(experiment={"duration": "10s"})
@@ -262,10 +264,6 @@ def test_the_cpu_estimate_weighs_the_ccas_and_the_qdisc():
     """Measured per delivered packet against CUBIC through a pfifo
     (benchmarks/cca_cost.py): BBRv1 1.6x, fq_codel 1.4x; a mix weighs its shares. The
     elephants sample that ran 2.5x its estimate was BBRv1 through fq_codel."""
-    def per_packet(d: dict) -> float:
-        est = check(d).estimate
-        return (est.cpu_s - est.flows * preflight.CPU_S_PER_FLOW) / est.packets
-
     cubic = per_packet(spec())
     assert per_packet(spec(flows={"cca": "reno"})) == cubic
     assert per_packet(spec(flows={"cca": "bbr1"})) == pytest.approx(preflight.CCA_COST["bbr1"] * cubic)

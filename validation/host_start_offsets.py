@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -21,22 +20,22 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-LINE = re.compile(r"([\d.]+) IP 10\.200\.1\.1\.(\d+) > 10\.200\.2\.2\.(\d+): Flags \[([^\]]*)\].*length (\d+)")
+sys.path.insert(0, str(HERE))
+from host_mechanism import packets  # noqa: E402
+
+SYN = 0x02
 
 
 def offsets(pcap: str) -> dict:
-    text = subprocess.run(["tcpdump", "-nn", "-tt", "--time-stamp-precision=nano", "-r", pcap],
-                          capture_output=True, text=True).stdout
     syn: dict = {}
     data: dict = {}
-    for line in text.splitlines():
-        m = LINE.match(line)
-        if not m or m[3] not in ("5201", "5202"):
+    for t, sport, dport, _seq, _ack, length, flags in packets(pcap):
+        if dport not in (5201, 5202):
             continue
-        key, t = (m[3], m[2]), float(m[1])
-        if "S" in m[4]:
+        key = (str(dport), sport)
+        if flags & SYN:
             syn.setdefault(key, t)
-        if int(m[5]) > 100:  # a data segment, not iperf3's control messages
+        if length > 100:  # a data segment, not iperf3's control messages
             data.setdefault(key, t)
     # per server port the data connection is the later of iperf3's two (control, data)
     conns = {dport: max((t, sport) for (dp, sport), t in syn.items() if dp == dport)
@@ -44,8 +43,8 @@ def offsets(pcap: str) -> dict:
     if len(conns) < 2:
         return {}
     t0 = min(t for t, _ in conns.values())
-    return {dport: {"syn_ms": (t - t0) * 1e3,
-                    "first_data_ms": (data[(dport, sport)] - t0) * 1e3 if (dport, sport) in data else None}
+    return {dport: {"syn_ms": (t - t0) / 1e6,
+                    "first_data_ms": (data[(dport, sport)] - t0) / 1e6 if (dport, sport) in data else None}
             for dport, (t, sport) in sorted(conns.items())}
 
 

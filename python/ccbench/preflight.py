@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import PreflightError
+from .pycca import is_python_cca
 from .units import format_duration, format_rate, parse_size
 
 if TYPE_CHECKING:
@@ -259,7 +260,7 @@ def _alive_flows(exp: Experiment, rate_bps: int) -> float:
 
 
 def _cca_cost(name: str, paced: bool) -> float:
-    if name.startswith("python:"):
+    if is_python_cca(name):
         return PYTHON_CCA_COST
     if name in CCA_COST:
         return CCA_COST[name]
