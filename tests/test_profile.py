@@ -120,6 +120,17 @@ def test_report_is_organised_by_question_and_shows_flags(cubic_profile):
     assert [x.status for x in saved.findings] == [x.status for x in prof.findings]
 
 
+def test_report_command_rebuilds_the_profile_report(cubic_profile):
+    """`ccbench report` on a profile directory writes the profile's own report, not a
+    generic sweep report over its experiments' runs."""
+    prof, _ = cubic_profile
+    page = prof.report.read_text()
+    prof.report.unlink()
+    r = CliRunner().invoke(cli, ["report", str(prof.out_dir)])
+    assert r.exit_code == 0, r.output
+    assert prof.report.read_text() == page
+
+
 def test_shipped_rules_are_well_formed_and_name_real_experiments():
     from ccbench.profile.recipe import experiments
 

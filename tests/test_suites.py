@@ -237,6 +237,40 @@ def test_cli_sweep_suite_runs_and_reports(tmp_path):
     assert r.exit_code != 0 and "either a sweep SPEC or --suite" in r.output
 
 
+def test_cli_sweep_suite_no_report_runs_only_and_the_report_comes_later(tmp_path):
+    """--no-report runs the scenario's sweep and leaves the study report (minutes for the
+    largest scenarios) for later: `ccbench report DIR` then builds that same report, not
+    a generic sweep report over the suite's runs."""
+    from ccbench.sweeps.results import SweepResults
+
+    out = tmp_path / "al"
+    args = ["sweep", "--suite", "aqm-ns3/al-common", "--scale", "tiny", "-o", str(out), "--no-progress"]
+    r = CliRunner().invoke(cli, [*args, "--no-report"])
+    assert r.exit_code == 0, r.output
+    assert f"ccbench suites --report {out}" in r.output
+    runs = SweepResults(out / "al-common").runs
+    assert len(runs) == planned("aqm-ns3/al-common", "tiny").valid_runs > 0
+    assert set(runs["status"]) == {"complete"}
+    assert not [p.name for p in out.iterdir() if p.name.startswith(("report", "fig-"))]
+    r = CliRunner().invoke(cli, ["report", str(out)])
+    assert r.exit_code == 0, r.output
+    later = (out / "report.md").read_text()
+    assert later.startswith("# Reproduction suite `aqm-ns3/al-common` (tiny scale)") and "| reps |" in later
+    assert "Reproduction suite" in (out / "report.html").read_text()
+    assert sorted(out.glob("fig-*.png"))
+    # the same report as a run that builds it at the end (the runs are complete: resumed)
+    for p in out.iterdir():
+        if p.is_file() and p.name.startswith("report"):
+            p.unlink()
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert (out / "report.md").read_text() == later
+    r = CliRunner().invoke(cli, ["report", str(out), "-o", str(tmp_path / "x.html")])
+    assert r.exit_code == 2 and "suite directory" in r.output and not (tmp_path / "x.html").exists()
+    r = CliRunner().invoke(cli, ["sweep", str(tmp_path / "x.toml"), "--no-report"])
+    assert r.exit_code == 2 and "--no-report applies to --suite" in r.output
+
+
 def test_shipped_published_values_reach_the_comparison():
     """Every shipped entry with a value names a scenario, a metric of that scenario's
     table and cells the suite runs: a table holding exactly the published numbers

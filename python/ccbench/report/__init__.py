@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from ..results import ResultsError
 from ..runset import RunSet, open_results
 from .build import run_report, sweep_report
 
@@ -26,7 +27,13 @@ def build_report(
     progress: Progress | None = None,
 ) -> Path:
     """Write the report of the run or sweep ``source`` to ``out`` (default
-    ``SOURCE/report.html``) atomically and return its path."""
+    ``SOURCE/report.html``) atomically and return its path. A suite directory
+    (``ccbench sweep --suite``, with or without ``--no-report``) or a profile directory
+    gets its own report, written into it, as ``ccbench suites --report`` does."""
+    if not isinstance(source, RunSet):
+        own = _directory_report(Path(source), out)
+        if own is not None:
+            return own
     rs = source if isinstance(source, RunSet) else open_results(source)
     target = Path(out) if out is not None else rs.root / "report.html"
     html = run_report(rs, progress) if rs.kind == "run" else sweep_report(rs, progress)
@@ -35,3 +42,22 @@ def build_report(
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, target)
     return target
+
+
+def _directory_report(root: Path, out: str | os.PathLike[str] | None) -> Path | None:
+    """The report of a suite or profile directory, or None for any other. Their runs
+    would open as one sweep of unrelated scenarios, whose generic report would replace
+    their own ``report.html``."""
+    from ..profile.run import is_profile_dir, load_profile, write_profile_report
+    from ..suites.run import SUITE_JSON
+
+    kind = "suite" if (root / SUITE_JSON).is_file() else "profile" if is_profile_dir(root) else None
+    if kind is None:
+        return None
+    if out is not None:
+        raise ResultsError(f"{root} is a {kind} directory: its report (report.html) is written into it; drop -o/out")
+    if kind == "suite":
+        from ..suites.report import write_report
+
+        return write_report(root)
+    return write_profile_report(load_profile(root))

@@ -1,7 +1,7 @@
 """``ccbench suites`` and the ``--suite`` path of ``ccbench sweep``.
 
     ccbench suites [NAME] [--scale quick|paper|tiny ...] [--needs] [--report DIR] [--json]
-    ccbench sweep --suite NAME [--scale quick|paper|tiny] [-o DIR] [sweep options]
+    ccbench sweep --suite NAME [--scale quick|paper|tiny] [-o DIR] [--no-report] [sweep options]
 """
 
 from __future__ import annotations
@@ -141,9 +141,10 @@ def suites_cmd(name: str | None, scales: tuple[str, ...], report_dir: Path | Non
         )
 
 
-def run_suite_cli(name: str, scale: str, out_dir: Path | None, **options: Any) -> None:
+def run_suite_cli(name: str, scale: str, out_dir: Path | None, *, report: bool = True, **options: Any) -> None:
     """``ccbench sweep --suite NAME``: run every scenario, print one line each and
-    where the report is. Exit 1 when a run that can run today failed, 0 otherwise (runs
+    where the report is (``report=False``, ``--no-report``: build none; ``ccbench suites
+    --report DIR`` builds it later from the same directory). Exit 1 when a run that can run today failed, 0 otherwise (runs
     blocked by a missing capability are listed, not counted as failures)."""
     from ..cli import _fail, _user_errors
     from ..sweeps.runner import EngineChanged, SweepBusy
@@ -157,7 +158,7 @@ def run_suite_cli(name: str, scale: str, out_dir: Path | None, **options: Any) -
     with _user_errors():
         try:
             dry = bool(options.get("dry_run"))
-            outcome = run_suite(name, out_dir, scale=scale, report=not dry, **options)
+            outcome = run_suite(name, out_dir, scale=scale, report=report and not dry, **options)
         except (SuiteError, EngineChanged, SweepBusy) as e:
             _fail(str(e))
         except KeyboardInterrupt:
@@ -181,5 +182,7 @@ def run_suite_cli(name: str, scale: str, out_dir: Path | None, **options: Any) -
     console.print(escape(f"suite {name} ({scale}): {outcome.out_dir}"))
     if outcome.report is not None:
         console.print(escape(f"report: {outcome.report}"))
+    elif not dry:
+        console.print(escape(f"report: not built (--no-report); build it with `ccbench suites --report {outcome.out_dir}`"))
     if not outcome.ok:
         sys.exit(1)

@@ -71,7 +71,10 @@ def run_suite(
     """Run the suite ``name`` (a study such as ``"recipe"`` or one scenario id) at
     ``scale`` (``paper``, ``quick`` or ``tiny``) into ``out_dir``; resumable like any
     sweep. Scenarios that need a missing capability run what they can; their needs are
-    in the outcome and the report. ``sweep_options`` go to :func:`ccbench.sweeps.run_sweep`."""
+    in the outcome and the report. ``report=False`` runs only: the study report (which
+    reads every run's tables, minutes for the largest scenarios) is left for
+    :func:`~ccbench.suites.report.write_report` (``ccbench suites --report DIR``) to build
+    later from the same directory. ``sweep_options`` go to :func:`ccbench.sweeps.run_sweep`."""
     from ..sweeps.runner import run_sweep
 
     chosen = select(name)

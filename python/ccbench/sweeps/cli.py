@@ -2,6 +2,7 @@
 
     ccbench sweep SPEC [-o DIR] [--dry-run] [-j N | --dask local|tcp://host:8786]
                   [--retry-failed] [--timeout S] [--max-attempts N] [--stream] [--no-progress]
+    ccbench sweep --suite NAME [--scale S] [--no-report] [the options above]
     ccbench results DIR [--status S] [-f COL=VALUE]... [--where SQL] [-c COLS] [--sort COL]
                   [--limit N] [--format table|csv|json]
 
@@ -113,12 +114,16 @@ def _fmt(value: Any, column: str = "") -> str:
     "'rate_mbit <= 1000'; repeatable); the runs keep their ids, so a later run without it completes the rest",
 )  # fmt: skip
 @click.option("--no-progress", is_flag=True, help="no progress bar or progress lines")
+@click.option(
+    "--no-report", is_flag=True,
+    help="with --suite: run only, without building the study report (build it later with `ccbench suites --report DIR`)",
+)  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="with --dry-run: print the plan as JSON lines")
 def sweep_cmd(
     spec: Path | None, suite: str | None, scale: str, out_dir: Path | None, dry_run: bool, workers: int | None,
     dask: str | None, retry_failed: bool,
     timeout: float | None, max_attempts: int, stream: bool, force: bool, only: tuple[str, ...], no_progress: bool,
-    as_json: bool,
+    no_report: bool, as_json: bool,
 ) -> None:  # fmt: skip
     """Run the sweep SPEC (an experiment spec with a [sweep] table) into a directory.
 
@@ -132,13 +137,15 @@ def sweep_cmd(
         _fail("--stream applies to the Dask executor; add --dask local or --dask tcp://host:8786")
     if (spec is None) == (suite is None):
         _fail("give either a sweep SPEC or --suite NAME")
+    if no_report and suite is None:
+        _fail("--no-report applies to --suite (a sweep of SPEC builds no report; `ccbench report DIR` writes one)")
     if suite is not None:
         from ..suites.cli import run_suite_cli
 
         run_suite_cli(
             suite, scale, out_dir, workers=workers, dask=dask, dry_run=dry_run, retry_failed=retry_failed,
             timeout=timeout, max_attempts=max_attempts, stream=stream, progress=not no_progress, force=force,
-            only=only,
+            only=only, report=not no_report,
         )  # fmt: skip
         return
     assert spec is not None
