@@ -7,7 +7,10 @@
 //! load to start the sift. The load spans two narrower stores that have not reached
 //! the cache yet, which the CPU cannot forward: a third of `EventQueue::schedule`'s
 //! samples sat on it (`perf annotate`, scenario (c)). Keys are unique, so any correct
-//! min-heap pops the same sequence and results do not change.
+//! min-heap pops the same sequence and results do not change. The sifts are
+//! [`super::sift`]'s, shared with the timer heap.
+
+use super::sift::{self, HeapStore};
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Entry<E> {
@@ -43,17 +46,9 @@ impl<E: Copy> MinHeap<E> {
     }
 
     pub fn push(&mut self, e: Entry<E>) {
-        let mut i = self.v.len();
+        let i = self.v.len();
         self.v.push(e);
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if self.v[parent].key <= e.key {
-                break;
-            }
-            self.v[i] = self.v[parent];
-            i = parent;
-        }
-        self.put(i, e);
+        sift::sift_up(self, i, e);
     }
 
     /// Replace the minimum by `e` (the heap must not be empty).
@@ -73,22 +68,32 @@ impl<E: Copy> MinHeap<E> {
     }
 
     /// Put `e` in the hole at `i`, moving smaller children up until it fits.
-    fn sift_down_from(&mut self, mut i: usize, e: Entry<E>) {
-        let n = self.v.len();
-        loop {
-            let left = 2 * i + 1;
-            if left >= n {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < n && self.v[right].key < self.v[left].key { right } else { left };
-            if e.key <= self.v[child].key {
-                break;
-            }
-            self.v[i] = self.v[child];
-            i = child;
-        }
-        self.put(i, e);
+    fn sift_down_from(&mut self, i: usize, e: Entry<E>) {
+        sift::sift_down(self, i, e);
+    }
+}
+
+impl<E: Copy> HeapStore for MinHeap<E> {
+    type Item = Entry<E>;
+
+    #[inline(always)]
+    fn heap_len(&self) -> usize {
+        self.v.len()
+    }
+
+    #[inline(always)]
+    fn key_at(&self, i: usize) -> u128 {
+        self.v[i].key
+    }
+
+    #[inline(always)]
+    fn key_of(e: &Entry<E>) -> u128 {
+        e.key
+    }
+
+    #[inline(always)]
+    fn move_entry(&mut self, from: usize, to: usize) {
+        self.v[to] = self.v[from];
     }
 
     /// `self.v[i] = e`, field by field: a whole-entry copy went through the stack and

@@ -5,6 +5,7 @@
 pub mod event;
 mod min_heap;
 pub mod rng;
+mod sift;
 mod timers;
 
 pub use event::EventQueue;

@@ -6,11 +6,13 @@
 //! sequence numbers from the same counter, so the queue pops timers and ordinary
 //! events interleaved in exactly (time, seq) order.
 
+use super::sift::{self, HeapStore};
+
 /// A slot's position in the heap when it has no pending timer.
 const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
-struct Armed<E> {
+pub(super) struct Armed<E> {
     key: u128,
     slot: u32,
     event: E,
@@ -110,43 +112,37 @@ impl<E: Copy> TimerHeap<E> {
         gone
     }
 
-    // The sifts move a hole rather than swapping entries: each entry passed moves
-    // once (and its slot's position is written once), and `e` is written once, at
-    // its final place. Keys are unique, so the heap pops the same order either way.
-
     /// Place `e` at or above the hole `i`.
-    fn sift_up(&mut self, mut i: usize, e: Armed<E>) {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if self.heap[parent].key <= e.key {
-                break;
-            }
-            self.move_entry(parent, i);
-            i = parent;
-        }
-        self.put(i, e);
+    fn sift_up(&mut self, i: usize, e: Armed<E>) {
+        sift::sift_up(self, i, e);
     }
 
     /// Place `e` at or below the hole `i`.
-    fn sift_down(&mut self, mut i: usize, e: Armed<E>) {
-        let n = self.heap.len();
-        loop {
-            let left = 2 * i + 1;
-            if left >= n {
-                break;
-            }
-            let right = left + 1;
-            let child = if right < n && self.heap[right].key < self.heap[left].key { right } else { left };
-            if e.key <= self.heap[child].key {
-                break;
-            }
-            self.move_entry(child, i);
-            i = child;
-        }
-        self.put(i, e);
+    fn sift_down(&mut self, i: usize, e: Armed<E>) {
+        sift::sift_down(self, i, e);
+    }
+}
+
+/// The sifts ([`super::sift`]) keep `pos` up to date: each entry passed has its
+/// slot's position written once, and so has `e`, at its final place.
+impl<E: Copy> HeapStore for TimerHeap<E> {
+    type Item = Armed<E>;
+
+    #[inline(always)]
+    fn heap_len(&self) -> usize {
+        self.heap.len()
     }
 
-    /// Move the entry at `from` into the hole at `to`.
+    #[inline(always)]
+    fn key_at(&self, i: usize) -> u128 {
+        self.heap[i].key
+    }
+
+    #[inline(always)]
+    fn key_of(e: &Armed<E>) -> u128 {
+        e.key
+    }
+
     #[inline(always)]
     fn move_entry(&mut self, from: usize, to: usize) {
         let a = self.heap[from];
