@@ -1223,7 +1223,7 @@ impl<'a, 'e> World<'a, 'e> {
             }
         };
         let hot = &mut self.hot[f as usize];
-        hot.ecn = rt.sender.params.ecn;
+        hot.ecn = rt.sender.params().ecn;
         hot.rt = Some(rt);
         self.live.insert(f);
         self.stats.max_concurrent_flows = self.stats.max_concurrent_flows.max(self.live.len() as u64);

@@ -76,8 +76,10 @@ pub struct SenderParams {
     pub hz: u32,
 }
 
-/// Per-flow counters for the summary table.
+/// Per-flow counters for the summary table (`repr(C)`: `segs_sent` first, see
+/// [`Sender::counters`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct SenderCounters {
     /// Segments transmitted, including retransmissions.
     pub segs_sent: u64,
@@ -140,10 +142,12 @@ impl ScoreboardHint {
 /// The connection's state. `repr(C)` keeps the fields in this order: with thousands of
 /// flows a sender has left the caches by the time its next ACK comes, and an ACK
 /// reads nearly every field, so the fields of every input come first, in about the
-/// order `on_ack` reads them (the flags it tests first), and what an input never
-/// reads comes last, outside what [`Sender::prefetch`] loads (`offset_of!` below).
+/// order `on_ack` reads them (the flags it tests first), packed into the first
+/// [`HOT_BYTES`] (9 cache lines; `align(64)` makes them 9 lines of memory, not 10),
+/// and what an input reads rarely or never (the configuration, the counters other
+/// than `segs_sent`, the events) comes last, outside what [`Sender::prefetch`] loads.
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Sender {
     started: bool,
     stopped: bool,
@@ -153,6 +157,9 @@ pub struct Sender {
     pacing_blocked: bool,
     /// `cca.wants_seg_fates()`, asked once.
     seg_fates: bool,
+    /// `params.ecn` (the copies of `params` below are what the inputs read, so that
+    /// `params` can stay in a cold line).
+    ecn: bool,
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
@@ -175,12 +182,7 @@ pub struct Sender {
     rtt: RttEstimator,
     cca: BoxedCca,
     xmit_timer: Option<(Time, XmitTimer)>,
-    pub params: SenderParams,
 
-    // Recovery.
-    high_seq: u64,
-    undo_retrans: i64,
-    retrans_stamp: Time,
     // RACK.
     rack_xmit_time: Time,
     rack_end: u64,
@@ -195,24 +197,43 @@ pub struct Sender {
     undo_marker: Option<u64>,
     // TLP.
     tlp_high_seq: Option<u64>,
+    // Recovery.
+    retrans_stamp: Time,
+    high_seq: u64,
+    undo_retrans: i64,
 
+    backoff: u32,
+    max_packets_out: u32,
     prior_ssthresh: u32,
     prr_delivered: u32,
     prr_out: u32,
-    backoff: u32,
-    max_packets_out: u32,
+    /// `params.rwnd_segs`, `params.mss` and `params.gso`, read by every transmit.
+    rwnd_segs: u32,
+    mss: u32,
+    gso: crate::host::Gso,
 
+    /// Its first field, `segs_sent` (every send counts it), is the last of the hot
+    /// part; the others change only on losses, probes and reductions.
     pub counters: SenderCounters,
 
     // ---- not read by an input (see `Sender::prefetch`) ----
+    /// The configuration as given (the inputs read the copies above; private so
+    /// that the two cannot part).
+    params: SenderParams,
     /// The `AckSample` handed to the CCA on the latest ACK, kept only when asked
     /// ([`Sender::keep_last_sample`]: the CCA test harness); no copy per ACK otherwise.
     last_sample: Option<Box<AckSample>>,
     pub events: Vec<(Time, SenderEvent)>,
 }
 
-// The fields of every input in 11 cache lines (832 bytes over 13 before).
-const _: () = assert!(std::mem::offset_of!(Sender, last_sample) <= 11 * 64);
+/// The bytes of a sender that its inputs read: up to and including
+/// `counters.segs_sent`.
+const HOT_BYTES: usize = std::mem::offset_of!(Sender, counters) + std::mem::size_of::<u64>();
+
+// The fields of every input in 9 cache lines (11 of 704 bytes before, which a
+// 16-byte-aligned box spread over 12 lines of memory).
+const _: () = assert!(HOT_BYTES <= 9 * 64);
+const _: () = assert!(std::mem::offset_of!(SenderCounters, segs_sent) == 0);
 
 impl Sender {
     pub fn new(params: SenderParams, cca: BoxedCca, rng: SimRng) -> Self {
@@ -229,6 +250,10 @@ impl Sender {
         tp.hz = params.hz;
         Self {
             rtt: RttEstimator::new(params.min_rto),
+            rwnd_segs: params.rwnd_segs,
+            mss: params.mss,
+            gso: params.gso,
+            ecn: params.ecn,
             params,
             cca,
             tp,
@@ -277,6 +302,9 @@ impl Sender {
 
     // ------------------------------------------------------------------ queries
 
+    pub fn params(&self) -> &SenderParams {
+        &self.params
+    }
     pub fn cca(&self) -> &dyn crate::cc::CongestionControl {
         self.cca.as_ref()
     }
@@ -414,14 +442,14 @@ impl Sender {
     }
 
     /// Ask the CPU to load the sender's cache lines an input reads (a hint, no effect
-    /// on results; the fields from `last_sample` on are left out):
+    /// on results; only the first [`HOT_BYTES`]):
     /// with thousands of flows they have left the caches by the time the flow's next
     /// ACK comes, and loading them all at once overlaps the misses instead of taking
     /// them one by one as `on_ack` reaches each. The run loop calls it when the ACK
     /// reaches its host, before the host's poll, and prefetches the scoreboard's
     /// entries from [`Sender::scoreboard_hint`] kept since the last input.
     pub fn prefetch(&self) {
-        crate::tcp::prefetch(self as *const Self as *const u8, std::mem::offset_of!(Sender, last_sample));
+        crate::tcp::prefetch(self as *const Self as *const u8, HOT_BYTES);
     }
 
     /// Where the scoreboard's entries the next input touches are: its first ones

@@ -38,7 +38,7 @@ impl Sender {
             }
             let candidate = if let Some(seg) = self.next_retransmit() {
                 Some((seg, true))
-            } else if self.has_new_data() && self.snd_nxt - self.snd_una < self.params.rwnd_segs as u64 {
+            } else if self.has_new_data() && self.snd_nxt - self.snd_una < self.rwnd_segs as u64 {
                 Some((self.snd_nxt, false))
             } else {
                 None
@@ -63,7 +63,7 @@ impl Sender {
                     // deferral for want of cwnd (not of receive window or data) marks
                     // the flow cwnd-limited.
                     let cong_win = self.tp.cwnd.saturating_sub(self.in_flight()) as u64;
-                    let rwnd_room = (self.params.rwnd_segs as u64).saturating_sub(self.snd_nxt - self.snd_una);
+                    let rwnd_room = (self.rwnd_segs as u64).saturating_sub(self.snd_nxt - self.snd_una);
                     let data_left = self.total_segs.map_or(u64::MAX, |t| t - self.snd_nxt);
                     if cong_win < rwnd_room.min(data_left) {
                         cwnd_limited = true;
@@ -101,16 +101,16 @@ impl Sender {
     /// Segments in the next skb of new data (`tcp_tso_segs` capped by
     /// `tcp_cwnd_test`), or 0 when `tcp_tso_should_defer` holds it back.
     fn new_skb_segs(&self, now: Time) -> u32 {
-        let gso = self.params.gso;
+        let gso = self.gso;
         if gso.is_off() {
             return 1;
         }
-        let max_segs = gso.tso_segs(self.tp.pacing_rate, self.params.mss, self.rtt.min_rtt());
+        let max_segs = gso.tso_segs(self.tp.pacing_rate, self.mss, self.rtt.min_rtt());
         if max_segs <= 1 {
             return 1;
         }
         let in_flight = self.in_flight();
-        let rwnd_room = (self.params.rwnd_segs as u64).saturating_sub(self.snd_nxt - self.snd_una);
+        let rwnd_room = (self.rwnd_segs as u64).saturating_sub(self.snd_nxt - self.snd_una);
         let data_left = self.total_segs.map_or(u64::MAX, |t| t - self.snd_nxt);
         let send_window = rwnd_room.min(data_left);
         let defer = should_defer(&DeferInput {
@@ -147,9 +147,9 @@ impl Sender {
         let len = match self.total_segs {
             Some(t) if seg + 1 == t => {
                 let size = self.params.size_bytes.unwrap();
-                (size - (t - 1) * self.params.mss as u64) as u32
+                (size - (t - 1) * self.mss as u64) as u32
             }
-            _ => self.params.mss,
+            _ => self.mss,
         };
         let mut flags = RATE_VALID;
         if is_retrans {
@@ -211,7 +211,7 @@ impl Sender {
     /// skbs (`tcp_tso_autosize`) even when nothing paces. Without GSO an unpaced
     /// flow does not need it.
     pub(super) fn update_pacing_rate(&mut self) {
-        if self.cca.has_cong_control() || (!self.tp.pacing_enabled && self.params.gso.is_off()) {
+        if self.cca.has_cong_control() || (!self.tp.pacing_enabled && self.gso.is_off()) {
             return;
         }
         let srtt = self.rtt.srtt;
@@ -220,7 +220,7 @@ impl Sender {
             return;
         }
         let ratio: u128 = if self.tp.cwnd < self.tp.ssthresh / 2 { 200 } else { 120 };
-        let window = self.tp.cwnd.max(self.packets_out()) as u128 * self.params.mss as u128;
+        let window = self.tp.cwnd.max(self.packets_out()) as u128 * self.mss as u128;
         let bytes_scaled = window * ratio * 10_000_000;
         // A 64-bit division is several times cheaper than a 128-bit one (a library
         // call); the quotient is the same whenever the dividend fits.

@@ -42,7 +42,7 @@ impl Sender {
         self.prr_out = 0;
         let cwnd_before = self.tp.cwnd;
         self.tp.ssthresh = self.cca.ssthresh(&mut self.tp);
-        if self.params.ecn {
+        if self.ecn {
             self.cwr_pending = true;
         }
         self.counters.cwnd_reductions += 1;
@@ -127,7 +127,7 @@ impl Sender {
     /// `tcp_fastretrans_alert`, reduced to what a non-reordering path needs.
     pub(super) fn fastretrans_alert(&mut self, now: Time, ack: &Ack) {
         // ECN echo: reduce once per window of data (RFC 3168 §6.1.2).
-        if ack.ece && self.params.ecn && self.tp.ca_state <= CaState::Disorder {
+        if ack.ece && self.ecn && self.tp.ca_state <= CaState::Disorder {
             self.enter_cwr(now);
         }
         match self.tp.ca_state {

@@ -68,7 +68,7 @@ impl Sender {
     /// `tcp_send_loss_probe`.
     pub(super) fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Segment>) {
         if self.tlp_high_seq.is_none() && self.packets_out() > 0 {
-            if self.has_new_data() && self.snd_nxt - self.snd_una < self.params.rwnd_segs as u64 {
+            if self.has_new_data() && self.snd_nxt - self.snd_una < self.rwnd_segs as u64 {
                 // A new segment, sent regardless of cwnd (push_one == 2).
                 self.tlp_retrans = false;
                 self.send_segment(now, self.snd_nxt, false, out);
