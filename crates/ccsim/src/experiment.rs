@@ -97,7 +97,7 @@ impl FlowRt {
             self.sender.prefetch();
             scoreboard.prefetch();
         } else {
-            crate::tcp::prefetch(&self.receiver as *const Receiver as *const u8, std::mem::size_of::<Receiver>());
+            self.receiver.prefetch();
         }
     }
 

@@ -7,6 +7,7 @@
 
 pub mod delack;
 pub mod handshake;
+mod inline_vec;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -7,13 +7,18 @@
 use crate::host::clock::Jiffies;
 use crate::net::{Ack, Ecn, Segment, MAX_SACK_BLOCKS};
 use crate::tcp::delack::{AckDecision, AckPolicy, MAX_QUICKACKS};
+use crate::tcp::inline_vec::InlineVec;
 use crate::units::Time;
+
+/// Out-of-order ranges (or their starts) kept inline before they move to the heap.
+const OOO_INLINE: usize = 2;
 
 /// `repr(C)` keeps the fields in this order: with thousands of flows the receiver
 /// has left the caches by the time the flow's next segment arrives, so the fields
 /// every segment reads come first, in about the order `on_segment_in_frame` reads
-/// them (it tests the ECN flags first), and the ones only a finite flow's last
-/// segment reads come last.
+/// them (it tests the ECN flags first), the out-of-order ranges among them (inline,
+/// see `tcp::inline_vec`), and the ones only a finite flow's last segment reads come
+/// last, outside what [`Receiver::prefetch`] loads.
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct Receiver {
@@ -26,7 +31,7 @@ pub struct Receiver {
     /// Next in-order segment expected.
     pub rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted by start, disjoint.
-    ooo: Vec<(u64, u64)>,
+    ooo: InlineVec<(u64, u64), OOO_INLINE>,
     ts_recent: Time,
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
@@ -37,14 +42,16 @@ pub struct Receiver {
     rtt_hint: Time,
     /// Total segments of a finite flow (None = bulk).
     total_segs: Option<u64>,
-    /// Time the last segment of a finite flow arrived in order.
-    pub completed_at: Option<Time>,
     /// When and whether to ACK (Linux's delayed-ACK engine).
     pub policy: AckPolicy,
     /// The duplicate segment to report in the next ACK (D-SACK).
     pending_dsack: Option<u64>,
     /// SACK blocks in recency order (starts of ranges in `ooo`), most recent first.
-    recent: Vec<u64>,
+    recent: InlineVec<u64, OOO_INLINE>,
+
+    // ---- read by a finite flow's last segments only (see `Receiver::prefetch`) ----
+    /// Time the last segment of a finite flow arrived in order.
+    pub completed_at: Option<Time>,
     size_bytes: Option<u64>,
 }
 
@@ -54,8 +61,8 @@ impl Receiver {
             mss,
             size_bytes,
             rcv_nxt: 0,
-            ooo: Vec::new(),
-            recent: Vec::new(),
+            ooo: InlineVec::new(),
+            recent: InlineVec::new(),
             delivered_bytes: 0,
             rcv_wup: 0,
             policy: AckPolicy::new(Jiffies::default(), delayed_ack),
@@ -95,6 +102,12 @@ impl Receiver {
     pub fn with_accurate_ecn(mut self) -> Self {
         self.accurate_ecn = true;
         self
+    }
+
+    /// Ask the CPU to load the receiver's cache lines a segment reads (a hint, no
+    /// effect on results): the run loop calls it when a segment reaches its host.
+    pub fn prefetch(&self) {
+        crate::tcp::prefetch(self as *const Self as *const u8, std::mem::offset_of!(Receiver, completed_at));
     }
 
     /// Earliest time the receiver must be woken (delayed-ACK or SACK-compression timer).
@@ -235,7 +248,7 @@ impl Receiver {
         self.policy.on_ack_sent();
         let mut sack = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
-        for &start in &self.recent {
+        for &start in self.recent.iter() {
             if n == MAX_SACK_BLOCKS {
                 break;
             }
