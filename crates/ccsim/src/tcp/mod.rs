@@ -7,7 +7,6 @@
 
 pub mod delack;
 pub mod handshake;
-mod inline_vec;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

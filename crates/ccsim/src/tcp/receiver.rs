@@ -7,17 +7,19 @@
 use crate::host::clock::Jiffies;
 use crate::net::{Ack, Ecn, Segment, MAX_SACK_BLOCKS};
 use crate::tcp::delack::{AckDecision, AckPolicy, MAX_QUICKACKS};
-use crate::tcp::inline_vec::InlineVec;
 use crate::units::Time;
+use smallvec::SmallVec;
 
-/// Out-of-order ranges (or their starts) kept inline before they move to the heap.
+/// Out-of-order ranges (or their starts) kept inline before they move to the heap:
+/// almost always one or two, and with thousands of flows a heap block of their own
+/// would be a dependent cache miss after the receiver's own lines on every segment.
 const OOO_INLINE: usize = 2;
 
 /// `repr(C)` keeps the fields in this order: with thousands of flows the receiver
 /// has left the caches by the time the flow's next segment arrives, so the fields
 /// every segment reads come first, in about the order `on_segment_in_frame` reads
 /// them (it tests the ECN flags first), the out-of-order ranges among them (inline,
-/// see `tcp::inline_vec`), and the ones only a finite flow's last segment reads come
+/// a `SmallVec`), and the ones only a finite flow's last segment reads come
 /// last, outside what [`Receiver::prefetch`] loads.
 #[derive(Debug, Clone)]
 #[repr(C)]
@@ -31,7 +33,7 @@ pub struct Receiver {
     /// Next in-order segment expected.
     pub rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted by start, disjoint.
-    ooo: InlineVec<(u64, u64), OOO_INLINE>,
+    ooo: SmallVec<[(u64, u64); OOO_INLINE]>,
     ts_recent: Time,
     /// In-order payload bytes delivered to the application.
     pub delivered_bytes: u64,
@@ -47,7 +49,7 @@ pub struct Receiver {
     /// The duplicate segment to report in the next ACK (D-SACK).
     pending_dsack: Option<u64>,
     /// SACK blocks in recency order (starts of ranges in `ooo`), most recent first.
-    recent: InlineVec<u64, OOO_INLINE>,
+    recent: SmallVec<[u64; OOO_INLINE]>,
 
     // ---- read by a finite flow's last segments only (see `Receiver::prefetch`) ----
     /// Time the last segment of a finite flow arrived in order.
@@ -61,8 +63,8 @@ impl Receiver {
             mss,
             size_bytes,
             rcv_nxt: 0,
-            ooo: InlineVec::new(),
-            recent: InlineVec::new(),
+            ooo: SmallVec::new(),
+            recent: SmallVec::new(),
             delivered_bytes: 0,
             rcv_wup: 0,
             policy: AckPolicy::new(Jiffies::default(), delayed_ack),
@@ -156,7 +158,7 @@ impl Receiver {
             if let Some(&(start, end)) = self.ooo.first() {
                 if start == self.rcv_nxt {
                     self.ooo.remove(0);
-                    self.recent.retain(|&r| r != start);
+                    self.recent.retain(|r| *r != start);
                     // Bytes of the pulled-in range: all full segments except possibly
                     // the flow's last one, accounted through the length helper.
                     self.delivered_bytes += self.bytes_of(start, end);
@@ -164,6 +166,9 @@ impl Receiver {
                     if self.ooo.is_empty() {
                         // RFC 5681 4.2: ACK at once when the gap is filled (`ICSK_ACK_NOW`).
                         self.policy.ack_now();
+                        // Back inline if a burst of holes moved them to the heap.
+                        self.ooo.shrink_to_fit();
+                        self.recent.shrink_to_fit();
                     }
                 }
             }
@@ -220,7 +225,7 @@ impl Receiver {
         let start = match (merges_prev, merges_next) {
             (true, true) => {
                 let next = self.ooo.remove(idx);
-                self.recent.retain(|&r| r != next.0);
+                self.recent.retain(|r| *r != next.0);
                 self.ooo[idx - 1].1 = next.1;
                 self.ooo[idx - 1].0
             }
@@ -230,7 +235,7 @@ impl Receiver {
             }
             (false, true) => {
                 let old = self.ooo[idx].0;
-                self.recent.retain(|&r| r != old);
+                self.recent.retain(|r| *r != old);
                 self.ooo[idx].0 = seg;
                 seg
             }
@@ -239,7 +244,7 @@ impl Receiver {
                 seg
             }
         };
-        self.recent.retain(|&r| r != start);
+        self.recent.retain(|r| *r != start);
         self.recent.insert(0, start);
     }
 
