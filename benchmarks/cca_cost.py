@@ -29,9 +29,6 @@ import json
 import os
 import statistics
 import sys
-from pathlib import Path
-
-import tomllib
 
 QDISCS = ["pfifo", "bfifo", "red", "codel", "fq_codel", "pie", "fq_pie"]
 REFERENCE = ("cubic", "pfifo")
@@ -85,8 +82,10 @@ def cases(a) -> list[tuple[str, str]]:
 
 def run(a) -> None:
     if a.spec:
-        base = tomllib.loads(Path(a.spec).read_text())
-        scenario = base.get("experiment", {}).get("name", Path(a.spec).stem)
+        from ccbench.spec import load_spec
+
+        base = load_spec(a.spec).to_dict()  # validated, every default filled in
+        scenario = base["experiment"]["name"]
     else:
         base, scenario = default_spec(a.flows), "cca-cost"
     for cca, qdisc in cases(a):
